@@ -1,0 +1,120 @@
+import type { SnapshotClass } from '../schemas/types.js';
+import { isDefaultClass } from '../rules/default-class.js';
+import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from './class-view.js';
+
+/**
+ * How long a default this replica admitted counts before the watch shows it. The watch echo normally arrives
+ * within milliseconds; if the object never appears (another webhook denied it, etcd failed) the reservation
+ * lapses after this long. 15 s is well past a normal write and short enough that a failed create blocks
+ * another default only briefly.
+ */
+export const RESERVATION_MS = 15_000;
+
+interface Entry {
+  readonly driver: string;
+  readonly isDefault: boolean;
+}
+
+interface Reservation {
+  readonly driver: string;
+  readonly until: number;
+}
+
+class KindIndex {
+  readonly byName = new Map<string, Entry>();
+  /** driver -> names of the classes that are a default for it. Decisions read only this. */
+  readonly defaultsByDriver = new Map<string, Set<string>>();
+  /** name -> a default admitted here and not yet seen by the watch. */
+  readonly reserved = new Map<string, Reservation>();
+  unavailable: string | undefined = 'the class cache has not synced yet';
+
+  put(name: string, entry: Entry | undefined): void {
+    const before = this.byName.get(name);
+    if (before?.isDefault === true) {
+      const names = this.defaultsByDriver.get(before.driver);
+      names?.delete(name);
+      if (names?.size === 0) this.defaultsByDriver.delete(before.driver);
+    }
+    if (entry === undefined) {
+      this.byName.delete(name);
+    } else {
+      this.byName.set(name, entry);
+      if (entry.isDefault) {
+        const names = this.defaultsByDriver.get(entry.driver) ?? new Set<string>();
+        names.add(name);
+        this.defaultsByDriver.set(entry.driver, names);
+      }
+    }
+    // The watch shows the admitted default: from now on the index itself counts it.
+    if (entry?.isDefault === true && this.reserved.get(name)?.driver === entry.driver) this.reserved.delete(name);
+  }
+}
+
+/**
+ * The classes of the cluster, indexed by driver so a default-class decision costs the same with 10 or
+ * 10,000 classes. Filled by a static loader or by informers; read by the rules through ClassView.
+ */
+export class ClassIndex implements ClassView {
+  private readonly kinds = new Map<ClassKind, KindIndex>(CLASS_KINDS.map((k) => [k, new KindIndex()]));
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private of(kind: ClassKind): KindIndex {
+    return this.kinds.get(kind) as KindIndex;
+  }
+
+  upsert(kind: ClassKind, object: SnapshotClass): void {
+    const name = object.metadata.name;
+    if (name === undefined) return;
+    this.of(kind).put(name, { driver: object.driver ?? '', isDefault: isDefaultClass(kind, object) });
+  }
+
+  remove(kind: ClassKind, name: string): void {
+    this.of(kind).put(name, undefined);
+  }
+
+  /** Replaces everything known of a kind (a fresh list) and marks it able to answer. */
+  replaceAll(kind: ClassKind, objects: readonly SnapshotClass[]): void {
+    const index = this.of(kind);
+    const fresh = new Set(objects.map((o) => o.metadata.name));
+    for (const name of [...index.byName.keys()]) if (!fresh.has(name)) index.put(name, undefined);
+    for (const object of objects) this.upsert(kind, object);
+    index.unavailable = undefined;
+  }
+
+  /** The kind cannot be answered for (not synced, forbidden, CRD not served); decisions needing it deny. */
+  setUnavailable(kind: ClassKind, reason: string | undefined): void {
+    this.of(kind).unavailable = reason;
+  }
+
+  isAvailable(kind: ClassKind): boolean {
+    return this.of(kind).unavailable === undefined;
+  }
+
+  count(kind: ClassKind): number {
+    return this.of(kind).byName.size;
+  }
+
+  /** Counts a default this replica just admitted, until the watch reports it or RESERVATION_MS pass. */
+  reserveDefault(kind: ClassKind, name: string, driver: string): void {
+    this.of(kind).reserved.set(name, { driver, until: this.now() + RESERVATION_MS });
+  }
+
+  defaultsFor(kind: ClassKind, driver: string): DefaultsAnswer {
+    const index = this.of(kind);
+    if (index.unavailable !== undefined) return { ok: false, reason: index.unavailable };
+    const names = new Set(index.defaultsByDriver.get(driver));
+    const now = this.now();
+    for (const [name, r] of index.reserved) {
+      if (r.until <= now) index.reserved.delete(name);
+      else if (r.driver === driver) names.add(name);
+    }
+    return { ok: true, names: [...names].sort() };
+  }
+
+  exists(kind: ClassKind, name: string): boolean | undefined {
+    const index = this.of(kind);
+    if (index.unavailable !== undefined) return undefined;
+    return index.byName.has(name) || index.reserved.has(name);
+  }
+}

@@ -1,0 +1,23 @@
+import type { ClassIndex } from './class-index.js';
+
+/** Where the class index gets its contents: manifests given at start, or a live cluster. */
+export interface ClassSource {
+  readonly index: ClassIndex;
+  /** A short name for logs: `standalone`, `manifests`, `cluster`. */
+  readonly mode: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Why decisions that need the classes cannot be trusted yet (empty when they can). */
+  notReadyReasons(): readonly string[];
+}
+
+/** A fixed set of classes: always ready, nothing to start or stop. */
+export function fixedClassSource(index: ClassIndex, mode: string): ClassSource {
+  return {
+    index,
+    mode,
+    start: async () => undefined,
+    stop: async () => undefined,
+    notReadyReasons: () => [],
+  };
+}

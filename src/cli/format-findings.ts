@@ -1,0 +1,51 @@
+import type { CheckSummary, ManifestFinding } from './check-manifests.js';
+
+export const OUTPUT_FORMATS = ['text', 'json', 'sarif'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+function who(f: ManifestFinding): string {
+  const name = f.name ?? '<unnamed>';
+  return f.namespace === undefined ? `${f.kind} ${name}` : `${f.kind} ${f.namespace}/${name}`;
+}
+
+export function summaryLine(s: CheckSummary): string {
+  return `${s.checked} checked, ${s.denied} denied, ${s.warnings} warnings, ${s.skipped} skipped (not snapshot kinds), ${s.unreadable} unreadable`;
+}
+
+/** `file:line: Kind namespace/name: message`, the form editors and CI logs jump from. */
+export function formatText(findings: readonly ManifestFinding[], summary: CheckSummary): string {
+  const lines = findings.map((f) => {
+    const mark = f.severity === 'warning' ? 'warning: ' : '';
+    return f.rule === 'yaml-syntax' ? `${f.file}:${f.line}: ${f.message}` : `${f.file}:${f.line}: ${who(f)}: ${mark}${f.message}`;
+  });
+  return [...lines, summaryLine(summary)].join('\n') + '\n';
+}
+
+/** The documented, stable JSON shape (docs/cli.md): version 1. */
+export function formatJson(findings: readonly ManifestFinding[], summary: CheckSummary): string {
+  return `${JSON.stringify({ version: 1, findings, summary }, null, 2)}\n`;
+}
+
+/** SARIF 2.1.0 for code-scanning tools: one result per finding, located by file and line. */
+export function formatSarif(findings: readonly ManifestFinding[]): string {
+  const rules = [...new Set(findings.map((f) => f.rule))].map((id) => ({ id }));
+  const results = findings.map((f) => ({
+    ruleId: f.rule,
+    level: f.severity === 'error' ? 'error' : 'warning',
+    message: { text: f.rule === 'yaml-syntax' ? f.message : `${who(f)}: ${f.message}` },
+    locations: [{ physicalLocation: { artifactLocation: { uri: f.file }, region: { startLine: Math.max(1, f.line) } } }],
+  }));
+  const sarif = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: { name: 'snapshot-webhook', informationUri: 'https://github.com/kubernetes-csi/external-snapshotter', rules },
+        },
+        results,
+      },
+    ],
+  };
+  return `${JSON.stringify(sarif, null, 2)}\n`;
+}

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { ClassIndex } from '../classes/class-index.js';
+import { CLASS_KINDS } from '../classes/class-view.js';
+import { loadStaticClasses } from '../classes/static-classes.js';
+import { reviewAdmission } from '../admission/review.js';
+import { parseFlags, flagString, formatHelp, UsageError, type FlagSpec } from '../config/flags.js';
+
+const REVIEW_FLAGS: readonly FlagSpec[] = [
+  { name: 'classes-from', type: 'string', help: 'file or folder of class manifests standing for the cluster' },
+  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
+  { name: 'help', type: 'bool', help: 'print this help' },
+];
+
+/**
+ * `snapshot-webhook review FILE`: the answer the server would give to an AdmissionReview (for example one
+ * from an apiserver audit log), to debug a denial. `-` reads standard input.
+ */
+export async function runReview(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help')) {
+    process.stdout.write(formatHelp('Usage: snapshot-webhook review [flags] FILE', REVIEW_FLAGS));
+    return 0;
+  }
+  const flags = parseFlags(REVIEW_FLAGS, argv, {});
+  const file = flags.positionals[0];
+  if (file === undefined || flags.positionals.length > 1) throw new UsageError('review takes exactly one FILE (or - for stdin)');
+  let body: unknown;
+  try {
+    body = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read an AdmissionReview from ${file}: ${(error as Error).message}`);
+  }
+  const classesFrom = flagString(flags, 'classes-from');
+  const index = classesFrom === undefined ? new ClassIndex() : loadStaticClasses(classesFrom);
+  if (classesFrom === undefined) for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  try {
+    const outcome = reviewAdmission(body, {
+      classes: index,
+      options: { preventVolumeModeConversion: flags.values.get('prevent-volume-mode-conversion') === true },
+      modes: { mode: 'enforce', warnRules: new Set() },
+    });
+    process.stdout.write(`${JSON.stringify(outcome.body, null, 2)}\n`);
+    return outcome.decision.allowed ? 0 : 1;
+  } catch (error) {
+    throw new UsageError(`${file}: ${(error as Error).message}`);
+  }
+}

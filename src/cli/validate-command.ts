@@ -1,0 +1,121 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ClassIndex } from '../classes/class-index.js';
+import { CLASS_KINDS } from '../classes/class-view.js';
+import { loadStaticClasses } from '../classes/static-classes.js';
+import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { parseManifests, readManifests, type ManifestSet } from '../manifests/read-manifests.js';
+import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
+import { formatJson, formatSarif, formatText, OUTPUT_FORMATS, type OutputFormat } from './format-findings.js';
+
+const VALIDATE_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'old',
+    type: 'string',
+    help: 'manifests of the objects as they are now: each input object is checked as an UPDATE of its namesake',
+  },
+  {
+    name: 'classes-from',
+    type: 'string',
+    help: 'file or folder of classes that already exist (for example an export of the cluster)',
+  },
+  { name: 'kubeconfig', type: 'string', help: 'read the existing classes from this cluster (loads the Kubernetes client)' },
+  { name: 'kustomize', type: 'string', help: 'also check what `kubectl kustomize DIR` renders' },
+  {
+    name: 'output',
+    type: 'string',
+    default: 'text',
+    values: OUTPUT_FORMATS,
+    help: 'text, json (documented in docs/cli.md) or sarif',
+  },
+  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
+  { name: 'help', type: 'bool', help: 'print this help' },
+];
+
+const USAGE = 'Usage: snapshot-webhook validate [flags] PATH... (files, folders, or - for stdin)';
+
+function readInputs(paths: readonly string[]): ManifestSet {
+  const all: ManifestSet = { objects: [], problems: [] };
+  const files = paths.filter((p) => p !== '-');
+  const fromFiles = readManifests(files);
+  all.objects.push(...fromFiles.objects);
+  all.problems.push(...fromFiles.problems);
+  if (paths.includes('-')) {
+    const fromStdin = parseManifests('<stdin>', readFileSync(0, 'utf8'));
+    all.objects.push(...fromStdin.objects);
+    all.problems.push(...fromStdin.problems);
+  }
+  return all;
+}
+
+function renderKustomize(dir: string): ManifestSet {
+  const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.error !== undefined) throw new UsageError(`--kustomize needs kubectl on the PATH: ${result.error.message}`);
+  const label = `${dir} (kustomize)`;
+  if (result.status !== 0)
+    return { objects: [], problems: [{ file: label, line: 0, message: `kubectl kustomize failed: ${result.stderr.trim()}` }] };
+  return parseManifests(label, result.stdout);
+}
+
+async function existingClasses(classesFrom: string | undefined, kubeconfig: string | undefined): Promise<ClassIndex> {
+  const index = new ClassIndex();
+  for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  if (classesFrom !== undefined) {
+    try {
+      loadStaticClasses(classesFrom, index);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  if (kubeconfig !== undefined) {
+    // Only here: the Kubernetes client is large and slow to load, and most runs never need it.
+    const { listClusterClasses } = await import('../cluster/list-classes.js');
+    await listClusterClasses(kubeconfig, index);
+  }
+  return index;
+}
+
+export async function runValidate(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help')) {
+    process.stdout.write(formatHelp(USAGE, VALIDATE_FLAGS));
+    return 0;
+  }
+  const flags = parseFlags(VALIDATE_FLAGS, argv, {});
+  const kustomize = flagString(flags, 'kustomize');
+  if (flags.positionals.length === 0 && kustomize === undefined) throw new UsageError(`no PATH given. ${USAGE}`);
+  const input = readInputs(flags.positionals);
+  if (kustomize !== undefined) {
+    const rendered = renderKustomize(kustomize);
+    input.objects.push(...rendered.objects);
+    input.problems.push(...rendered.problems);
+  }
+  const oldPath = flagString(flags, 'old');
+  const old = oldPath === undefined ? { objects: [], problems: [] } : readManifests([oldPath]);
+  input.problems.push(...old.problems);
+  const existing = await existingClasses(flagString(flags, 'classes-from'), flagString(flags, 'kubeconfig'));
+  const result = checkManifests(input.objects, new Map(old.objects.map((o) => [objectKey(o.object), o])), existing, {
+    preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion'),
+  });
+  const unreadable: ManifestFinding[] = input.problems.map((p) => ({
+    file: p.file,
+    line: p.line,
+    kind: '',
+    namespace: undefined,
+    name: undefined,
+    severity: 'error',
+    rule: 'yaml-syntax',
+    message: p.message,
+  }));
+  const findings = [...unreadable, ...result.findings].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+  const summary = { ...result.summary, unreadable: unreadable.length };
+  const format = flagString(flags, 'output') as OutputFormat;
+  const text =
+    format === 'json'
+      ? formatJson(findings, summary)
+      : format === 'sarif'
+        ? formatSarif(findings)
+        : formatText(findings, summary);
+  process.stdout.write(text);
+  if (unreadable.length > 0) return 2;
+  return summary.denied > 0 ? 1 : 0;
+}

@@ -1,0 +1,227 @@
+import type { ClassIndex } from '../classes/class-index.js';
+import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
+import type { Logger } from '../log/logger.js';
+import { statusOf, type ClassWatch, type ClusterApi } from './cluster-api.js';
+
+export const CLASS_RESOURCES: Readonly<Record<ClassKind, { readonly group: string; readonly plural: string }>> = {
+  VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', plural: 'volumesnapshotclasses' },
+  VolumeGroupSnapshotClass: { group: 'groupsnapshot.storage.k8s.io', plural: 'volumegroupsnapshotclasses' },
+};
+
+export interface WatcherTiming {
+  /** How often served API groups are listed again, so CRDs installed later are picked up. */
+  readonly rediscoverMs: number;
+  /** Restart backoff: base doubled per failed attempt up to max, each with +-20% jitter. */
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+}
+
+/**
+ * Rediscovery each minute costs one small request; backoff from 1 s to 30 s resumes within seconds of an
+ * apiserver restart without hammering one that is down.
+ */
+export const DEFAULT_TIMING: WatcherTiming = { rediscoverMs: 60_000, backoffBaseMs: 1_000, backoffMaxMs: 30_000 };
+
+type WatchState = 'unknown' | 'not-served' | 'syncing' | 'synced' | 'broken' | 'forbidden';
+
+class KindWatcher {
+  state: WatchState = 'unknown';
+  version: string | undefined;
+  watch: ClassWatch | undefined;
+  everSynced = false;
+  lastEventAt: number | undefined;
+  brokenSince: number | undefined;
+  failures = 0;
+  restarts = 0;
+  retry: NodeJS.Timeout | undefined;
+  constructor(readonly kind: ClassKind) {}
+}
+
+export interface KindStatus {
+  readonly kind: ClassKind;
+  readonly state: WatchState;
+  readonly synced: boolean;
+  readonly objects: number;
+  readonly restarts: number;
+  /** Seconds since the last list or watch event; undefined before the first. */
+  readonly secondsSinceLastEvent: number | undefined;
+}
+
+/**
+ * Keeps the class index in step with the cluster: discovers which class kinds are served, watches each with
+ * an informer, restarts a failed informer with backoff and jitter (client-node's stops after any error other
+ * than 410), and keeps the last good contents while a watch is broken.
+ */
+export class ClassWatchers {
+  private readonly watchers = new Map<ClassKind, KindWatcher>(CLASS_KINDS.map((k) => [k, new KindWatcher(k)]));
+  private discovered = false;
+  private discoveryProblem: string | undefined;
+  private discoveryFailures = 0;
+  private rediscover: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly index: ClassIndex,
+    private readonly api: ClusterApi,
+    private readonly logger: Logger,
+    private readonly timing: WatcherTiming = DEFAULT_TIMING,
+    private readonly now: () => number = Date.now,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.discover();
+    this.rediscover = setInterval(() => void this.discover(), this.timing.rediscoverMs).unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.rediscover);
+    for (const w of this.watchers.values()) {
+      clearTimeout(w.retry);
+      w.watch?.stop();
+      w.watch = undefined;
+    }
+  }
+
+  notReadyReasons(): string[] {
+    if (!this.discovered) return [`cannot discover the cluster's API groups yet: ${this.discoveryProblem ?? 'starting'}`];
+    return [...this.watchers.values()]
+      .filter((w) => (w.state === 'syncing' || w.state === 'broken') && !w.everSynced)
+      .map((w) => `${w.kind} cache has not synced yet`);
+  }
+
+  status(): KindStatus[] {
+    const now = this.now();
+    return [...this.watchers.values()].map((w) => ({
+      kind: w.kind,
+      state: w.state,
+      synced: w.state === 'synced',
+      objects: this.index.count(w.kind),
+      restarts: w.restarts,
+      secondsSinceLastEvent: w.lastEventAt === undefined ? undefined : (now - w.lastEventAt) / 1000,
+    }));
+  }
+
+  private backoff(failures: number): number {
+    const base = Math.min(this.timing.backoffMaxMs, this.timing.backoffBaseMs * 2 ** Math.max(0, failures - 1));
+    return Math.round(base * (0.8 + 0.4 * this.random()));
+  }
+
+  /** Lists the served groups and starts or stops watches to match. Never throws. */
+  async discover(): Promise<void> {
+    if (this.stopped) return;
+    let groups: ReadonlyMap<string, string>;
+    try {
+      groups = await this.api.servedGroups();
+    } catch (error) {
+      this.discoveryFailures += 1;
+      const message = (error as Error).message ?? String(error);
+      if (message !== this.discoveryProblem)
+        this.logger.warn({ err: message }, 'cannot list the API groups the cluster serves; retrying');
+      this.discoveryProblem = message;
+      if (!this.discovered) {
+        for (const kind of CLASS_KINDS) this.index.setUnavailable(kind, `cannot reach the cluster: ${message}`);
+        const retry = setTimeout(() => void this.discover(), this.backoff(this.discoveryFailures));
+        retry.unref();
+      }
+      return;
+    }
+    this.discovered = true;
+    this.discoveryFailures = 0;
+    this.discoveryProblem = undefined;
+    for (const w of this.watchers.values()) this.reconcile(w, groups.get(CLASS_RESOURCES[w.kind].group));
+  }
+
+  private reconcile(w: KindWatcher, version: string | undefined): void {
+    if (this.stopped) return;
+    if (version === undefined) {
+      if (w.state !== 'not-served') {
+        this.logger.info({ kind: w.kind }, `the cluster does not serve ${w.kind} (CRD not installed); not watching it`);
+      }
+      w.watch?.stop();
+      w.watch = undefined;
+      w.state = 'not-served';
+      this.index.setUnavailable(w.kind, `the cluster does not serve ${w.kind} (its CRD is not installed)`);
+      return;
+    }
+    if (w.watch !== undefined && w.version === version) return;
+    w.version = version;
+    this.startWatch(w);
+  }
+
+  private startWatch(w: KindWatcher): void {
+    w.watch?.stop();
+    const resource = { ...CLASS_RESOURCES[w.kind], version: w.version as string };
+    const current = this.api.watchClasses(resource, {
+      listed: (items) => {
+        if (w.watch !== current) return;
+        this.index.replaceAll(w.kind, items);
+        if (w.brokenSince !== undefined) {
+          const seconds = Math.round((this.now() - w.brokenSince) / 100) / 10;
+          this.logger.info({ kind: w.kind, seconds, objects: items.length }, `${w.kind} watch resumed`);
+        } else if (!w.everSynced) {
+          this.logger.info({ kind: w.kind, version: w.version, objects: items.length }, `${w.kind} cache synced`);
+        }
+        w.state = 'synced';
+        w.everSynced = true;
+        w.brokenSince = undefined;
+        w.failures = 0;
+        w.lastEventAt = this.now();
+      },
+      upserted: (item) => {
+        if (w.watch !== current) return;
+        this.index.upsert(w.kind, item);
+        w.lastEventAt = this.now();
+      },
+      deleted: (item) => {
+        if (w.watch !== current || item.metadata.name === undefined) return;
+        this.index.remove(w.kind, item.metadata.name);
+        w.lastEventAt = this.now();
+      },
+      failed: (error) => {
+        if (w.watch === current) this.onFailure(w, error);
+      },
+    });
+    w.watch = current;
+    w.state = w.everSynced ? w.state : 'syncing';
+    current.start().catch((error: unknown) => {
+      if (w.watch === current) this.onFailure(w, error);
+    });
+  }
+
+  private onFailure(w: KindWatcher, error: unknown): void {
+    if (this.stopped) return;
+    const status = statusOf(error);
+    const message = error instanceof Error ? error.message : JSON.stringify(error);
+    w.failures += 1;
+    w.watch?.stop();
+    w.watch = undefined;
+    const delay = this.backoff(w.failures);
+    if (status === 403) {
+      if (w.state !== 'forbidden') {
+        this.logger.error(
+          { kind: w.kind },
+          `forbidden to list ${CLASS_RESOURCES[w.kind].plural}: grant get, list and watch to the webhook's service account`,
+        );
+      }
+      w.state = 'forbidden';
+      this.index.setUnavailable(w.kind, `the webhook may not list ${CLASS_RESOURCES[w.kind].plural} (RBAC)`);
+    } else {
+      w.brokenSince ??= this.now();
+      const stale = w.lastEventAt === undefined ? undefined : Math.round((this.now() - w.lastEventAt) / 1000);
+      this.logger.warn(
+        { kind: w.kind, status, err: message, retryMs: delay, secondsSinceLastEvent: stale },
+        `${w.kind} watch failed; serving the last good cache and restarting`,
+      );
+      w.state = 'broken';
+    }
+    w.restarts += 1;
+    clearTimeout(w.retry);
+    w.retry = setTimeout(() => {
+      // A 404 means the CRD went away: find out what is served before watching again.
+      if (status === 404) void this.discover();
+      else if (!this.stopped && w.watch === undefined) this.startWatch(w);
+    }, delay).unref();
+  }
+}

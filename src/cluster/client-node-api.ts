@@ -1,0 +1,47 @@
+import {
+  ApisApi,
+  CustomObjectsApi,
+  KubeConfig,
+  ListWatch,
+  Watch,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import type { SnapshotClass } from '../schemas/types.js';
+import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
+
+/** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path !== undefined) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** The ClusterApi of a real cluster, through @kubernetes/client-node's informer machinery (ListWatch). */
+export function clientNodeApi(kc: KubeConfig): ClusterApi {
+  const apis = kc.makeApiClient(ApisApi);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  return {
+    async servedGroups() {
+      const list = await apis.getAPIVersions();
+      return new Map(
+        list.groups.flatMap((g) => (g.preferredVersion === undefined ? [] : [[g.name, g.preferredVersion.version] as const])),
+      );
+    },
+    watchClasses(resource: ClassResource, handlers: WatchHandlers): ClassWatch {
+      const path = `/apis/${resource.group}/${resource.version}/${resource.plural}`;
+      const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+        const result = (await custom.listClusterCustomObject({ ...resource })) as KubernetesListObject<KubernetesObject>;
+        handlers.listed(result.items as SnapshotClass[]);
+        return result;
+      };
+      const informer = new ListWatch<KubernetesObject>(path, new Watch(kc), list, false);
+      informer.on('add', (o) => handlers.upserted(o as SnapshotClass));
+      informer.on('update', (o) => handlers.upserted(o as SnapshotClass));
+      informer.on('delete', (o) => handlers.deleted(o as SnapshotClass));
+      informer.on('error', (error: unknown) => handlers.failed(error));
+      return { start: () => informer.start(), stop: () => void informer.stop() };
+    },
+  };
+}

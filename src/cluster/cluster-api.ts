@@ -1,0 +1,41 @@
+import type { SnapshotClass } from '../schemas/types.js';
+
+/** A class resource to watch: `/apis/<group>/<version>/<plural>`. */
+export interface ClassResource {
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+export interface WatchHandlers {
+  /** A full list (first sync, or a resync after the watch expired). */
+  listed(items: readonly SnapshotClass[]): void;
+  upserted(item: SnapshotClass): void;
+  deleted(item: SnapshotClass): void;
+  /** The watch stopped with this error; it does not restart by itself. */
+  failed(error: unknown): void;
+}
+
+export interface ClassWatch {
+  start(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * The little the class cache needs from a cluster. The real one is client-node (cluster/client-node-api.ts);
+ * tests fill it in memory.
+ */
+export interface ClusterApi {
+  /** The preferred version of each API group the cluster serves (group -> version). */
+  servedGroups(): Promise<ReadonlyMap<string, string>>;
+  watchClasses(resource: ClassResource, handlers: WatchHandlers): ClassWatch;
+}
+
+/** The HTTP status of a client-node error, when it has one. */
+export function statusOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const e = error as { code?: unknown; statusCode?: unknown };
+  if (typeof e.code === 'number') return e.code;
+  if (typeof e.statusCode === 'number') return e.statusCode;
+  return undefined;
+}

@@ -1,0 +1,28 @@
+import type { ClassIndex } from '../classes/class-index.js';
+import { CLASS_KINDS } from '../classes/class-view.js';
+import { CLASS_RESOURCES } from './class-watchers.js';
+import { clientNodeApi, loadKubeConfig } from './client-node-api.js';
+import { statusOf } from './cluster-api.js';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { SnapshotClass } from '../schemas/types.js';
+
+/**
+ * One list of each class kind the cluster serves, into the index (for `validate --kubeconfig`). A kind the
+ * cluster does not serve counts as having no classes.
+ */
+export async function listClusterClasses(kubeconfig: string, index: ClassIndex): Promise<void> {
+  const kc = loadKubeConfig(kubeconfig);
+  const groups = await clientNodeApi(kc).servedGroups();
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const kind of CLASS_KINDS) {
+    const { group, plural } = CLASS_RESOURCES[kind];
+    const version = groups.get(group);
+    if (version === undefined) continue;
+    try {
+      const list = (await custom.listClusterCustomObject({ group, version, plural })) as { items: SnapshotClass[] };
+      for (const item of list.items) index.upsert(kind, item);
+    } catch (error) {
+      if (statusOf(error) !== 404) throw new Error(`cannot list ${plural}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}

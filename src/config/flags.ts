@@ -1,0 +1,143 @@
+/**
+ * A small, exact command-line parser: `--name=value`, `--name value`, and for booleans `--name`,
+ * `--name=true|false` (what Go's pflag accepts, so upstream Deployment arguments keep working). Every flag
+ * may also come from an environment variable; the command line wins.
+ */
+export type FlagType = 'string' | 'int' | 'bool' | 'list';
+
+export interface FlagSpec {
+  readonly name: string;
+  readonly type: FlagType;
+  readonly help: string;
+  readonly env?: string;
+  readonly default?: string;
+  /** Allowed values, for a string or list flag. */
+  readonly values?: readonly string[];
+  readonly required?: boolean;
+  readonly min?: number;
+  readonly max?: number;
+}
+
+export type FlagValue = string | number | boolean | readonly string[];
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, false: false, '0': false };
+
+function convert(spec: FlagSpec, raw: string, source: string): FlagValue {
+  const where = `${source} (--${spec.name})`;
+  switch (spec.type) {
+    case 'bool': {
+      const value = BOOLEAN_WORDS[raw.toLowerCase()];
+      if (value === undefined) throw new UsageError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
+      return value;
+    }
+    case 'int': {
+      const value = Number(raw);
+      const inRange = Number.isInteger(value) && value >= (spec.min ?? -Infinity) && value <= (spec.max ?? Infinity);
+      if (raw.trim() === '' || !inRange) {
+        const range = spec.min !== undefined ? ` between ${spec.min} and ${spec.max}` : '';
+        throw new UsageError(`${where}: expected a whole number${range}, got ${JSON.stringify(raw)}`);
+      }
+      return value;
+    }
+    case 'list': {
+      const items = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      const bad = items.find((i) => spec.values !== undefined && !spec.values.includes(i));
+      if (bad !== undefined)
+        throw new UsageError(`${where}: unknown value ${JSON.stringify(bad)}; one of ${spec.values?.join(', ')}`);
+      return items;
+    }
+    case 'string':
+      if (spec.values !== undefined && !spec.values.includes(raw)) {
+        throw new UsageError(`${where}: expected one of ${spec.values.join(', ')}, got ${JSON.stringify(raw)}`);
+      }
+      if (raw === '') throw new UsageError(`${where}: must not be empty`);
+      return raw;
+  }
+}
+
+export interface ParsedFlags {
+  readonly values: ReadonlyMap<string, FlagValue>;
+  readonly positionals: readonly string[];
+}
+
+function takeValue(spec: FlagSpec, inline: string | undefined, argv: readonly string[], i: number): [string, number] {
+  if (inline !== undefined) return [inline, i];
+  if (spec.type === 'bool') return ['true', i];
+  const next = argv[i + 1];
+  if (next === undefined || (next.startsWith('--') && next.length > 2)) throw new UsageError(`--${spec.name}: needs a value`);
+  return [next, i + 1];
+}
+
+/** Parses argv (without node and the script) against the specs; throws UsageError naming the flag. */
+export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv): ParsedFlags {
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const values = new Map<string, FlagValue>();
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    // Go's flag package also accepts a single dash for long flags.
+    const match = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
+    if (match === null || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const name = match[1] as string;
+    const spec = byName.get(name);
+    if (spec === undefined) throw new UsageError(`unknown flag --${name}; see --help`);
+    const [raw, next] = takeValue(spec, match[2], argv, i);
+    i = next;
+    values.set(name, convert(spec, raw, 'flag'));
+  }
+  for (const spec of specs) {
+    if (values.has(spec.name)) continue;
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== '') values.set(spec.name, convert(spec, fromEnv, `environment ${spec.env}`));
+    else if (spec.default !== undefined) values.set(spec.name, convert(spec, spec.default, 'default'));
+    else if (spec.required === true) {
+      throw new UsageError(`--${spec.name} is required${spec.env === undefined ? '' : ` (or set ${spec.env})`}`);
+    }
+  }
+  return { values, positionals };
+}
+
+/** Typed reads of parsed values; the specs guarantee the type. */
+export function flagString(flags: ParsedFlags, name: string): string | undefined {
+  const value = flags.values.get(name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function flagNumber(flags: ParsedFlags, name: string): number {
+  const value = flags.values.get(name);
+  if (typeof value !== 'number') throw new Error(`flag --${name} has no number value`);
+  return value;
+}
+
+export function flagBool(flags: ParsedFlags, name: string): boolean {
+  return flags.values.get(name) === true;
+}
+
+export function flagList(flags: ParsedFlags, name: string): readonly string[] {
+  const value = flags.values.get(name);
+  return Array.isArray(value) ? (value as readonly string[]) : [];
+}
+
+/** Help text: one line per flag with its environment variable and default. */
+export function formatHelp(usage: string, specs: readonly FlagSpec[]): string {
+  const lines = specs.map((s) => {
+    const env = s.env === undefined ? '' : ` [$${s.env}]`;
+    const def = s.default === undefined ? '' : ` (default ${s.default})`;
+    return `  --${s.name}${env}\n      ${s.help}${def}`;
+  });
+  return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
+}

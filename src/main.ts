@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { formatHelp, UsageError } from './config/flags.js';
+import { parseServeOptions, SERVE_FLAGS } from './config/serve-options.js';
+
+const USAGE = `snapshot-webhook: validating admission webhook for the CSI snapshot API
+
+Usage:
+  snapshot-webhook [serve] [flags]       serve AdmissionReviews over HTTPS (the default command)
+  snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
+  snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
+  snapshot-webhook help [COMMAND]`;
+
+type Command = (argv: readonly string[]) => Promise<number>;
+
+const commands: Readonly<Record<string, Command>> = {
+  serve: async (argv) => {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      process.stdout.write(formatHelp('Usage: snapshot-webhook serve [flags]', SERVE_FLAGS));
+      return 0;
+    }
+    const options = parseServeOptions(argv, process.env);
+    const { runServer } = await import('./server/run.js');
+    return runServer(options);
+  },
+  validate: async (argv) => {
+    const { runValidate } = await import('./cli/validate-command.js');
+    return runValidate(argv);
+  },
+  review: async (argv) => {
+    const { runReview } = await import('./cli/review-command.js');
+    return runReview(argv);
+  },
+  help: async (argv) => {
+    const topic = argv[0];
+    const command = topic === undefined ? undefined : commands[topic];
+    if (command !== undefined && topic !== 'help') return command(['--help']);
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  },
+};
+
+async function main(argv: readonly string[]): Promise<number> {
+  const first = argv[0];
+  // Upstream's binary has no subcommand: `snapshot-webhook --tls-cert-file=...` serves, so Deployments keep working.
+  if (first === undefined || first.startsWith('-')) {
+    if (first === '--help' || first === '-h') return commands.help?.([]) ?? 0;
+    return (commands.serve as Command)(argv);
+  }
+  const command = commands[first];
+  if (command === undefined)
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, help`);
+  return command(argv.slice(1));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`snapshot-webhook: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`snapshot-webhook: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

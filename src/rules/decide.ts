@@ -1,0 +1,38 @@
+import type { Finding, RuleId } from './finding.js';
+
+/** Rollout mode: `enforce` denies, `warn` lets the request through and shows the denial as a warning. */
+export type Mode = 'enforce' | 'warn';
+
+export interface ModeSettings {
+  readonly mode: Mode;
+  /** Rules that only warn even when the mode is `enforce`. */
+  readonly warnRules: ReadonlySet<RuleId>;
+}
+
+export const ENFORCE_ALL: ModeSettings = { mode: 'enforce', warnRules: new Set() };
+
+export interface Decision {
+  readonly allowed: boolean;
+  /** The finding that denied the request (allowed false), or would have (allowed true in warn mode). */
+  readonly denial: Finding | undefined;
+  readonly warnings: readonly string[];
+  /** True when warn mode turned a denial into an allowed answer. */
+  readonly softened: boolean;
+}
+
+/**
+ * The first finding that denies decides; every other finding is shown as a warning (a later denial as
+ * "also: ...", a denial softened by warn mode as "would be denied: ..."). A cache that cannot answer denies
+ * even in warn mode: the webhook never guesses.
+ */
+export function decide(findings: readonly Finding[], settings: ModeSettings = ENFORCE_ALL): Decision {
+  const isSoft = (f: Finding): boolean =>
+    f.rule !== 'class-cache-unavailable' && (settings.mode === 'warn' || settings.warnRules.has(f.rule));
+  const denial = findings.find((f) => f.warning !== true && !isSoft(f));
+  const softened = findings.find((f) => f.warning !== true && isSoft(f));
+  const warnings = findings
+    .filter((f) => f !== denial)
+    .map((f) => (f.warning === true ? f.message : `${isSoft(f) ? 'would be denied' : 'also'}: ${f.message}`));
+  if (denial !== undefined) return { allowed: false, denial, warnings, softened: false };
+  return { allowed: true, denial: softened, warnings, softened: softened !== undefined };
+}

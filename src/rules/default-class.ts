@@ -1,0 +1,67 @@
+import { DEFAULT_CLASS_ANNOTATION, type ClassKind } from '../classes/class-view.js';
+import type { SnapshotClass } from '../schemas/types.js';
+import type { Check } from './checks.js';
+import { deny, warn, type Finding } from './finding.js';
+import { own } from './values.js';
+
+const MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
+  VolumeSnapshotClass: 'default snapshot class',
+  VolumeGroupSnapshotClass: 'default group snapshot class',
+};
+
+/** Values people write meaning "true" that the snapshot-controller does not take as a default. */
+const NEAR_MISS = /^\s*(true|yes|y|on|1|enabled?)\s*$/i;
+
+export function annotationValue(kind: ClassKind, object: SnapshotClass): string | undefined {
+  const annotations = object.metadata.annotations;
+  if (annotations === undefined || annotations === null) return undefined;
+  const value = own(annotations, DEFAULT_CLASS_ANNOTATION[kind]);
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function isDefaultClass(kind: ClassKind, object: SnapshotClass): boolean {
+  return annotationValue(kind, object) === 'true';
+}
+
+function nearMissWarning(kind: ClassKind, value: string | undefined): Finding | undefined {
+  if (value === undefined || value === 'true' || !NEAR_MISS.test(value)) return undefined;
+  const shown = value.length > 12 ? `${value.slice(0, 12)}...` : value;
+  return warn(
+    'default-annotation-near-miss',
+    `is-default-class is ${JSON.stringify(shown)}, not "true": this ${kind} is NOT a default`,
+  );
+}
+
+/**
+ * The single-default-class rule (rule book, "The default-class rule"): a class may become the default for its
+ * driver only when no other class already is.
+ */
+export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
+  return ({ operation, object, oldObject, classes }) => {
+    const nearMiss = nearMissWarning(kind, annotationValue(kind, object));
+    if (nearMiss !== undefined) return nearMiss;
+    if (!isDefaultClass(kind, object)) return undefined;
+    const driver = object.driver ?? '';
+    const name = object.metadata.name ?? '';
+    const defaults = classes.defaultsFor(kind, driver);
+    const wasDefault =
+      operation === 'UPDATE' && oldObject !== undefined && isDefaultClass(kind, oldObject) && oldObject.driver === object.driver;
+    if (wasDefault) return existingDoubleDefault(kind, driver, name, defaults.ok ? defaults.names : []);
+    if (!defaults.ok) {
+      return deny(
+        'class-cache-unavailable',
+        `cannot check whether another default ${kind} exists for driver ${driver}: ${defaults.reason}; retry shortly`,
+        503,
+      );
+    }
+    const other = defaults.names.find((n) => n !== name);
+    if (other === undefined) return undefined;
+    return deny('default-class-unique', `${MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`);
+  };
+}
+
+function existingDoubleDefault(kind: ClassKind, driver: string, name: string, names: readonly string[]): Finding | undefined {
+  const others = names.filter((n) => n !== name);
+  if (others.length === 0) return undefined;
+  return warn('existing-double-default', `driver ${driver} has ${others.length + 1} default ${kind}es; keep only one`);
+}

@@ -1,0 +1,76 @@
+import type { ClassView } from '../classes/class-view.js';
+import { describeErrors } from '../schemas/validators.js';
+import { runChecks, type CheckContext, type Operation, type RuleOptions } from './checks.js';
+import { deny, warn, type Finding } from './finding.js';
+import { findRoute, type Route } from './table.js';
+
+/** The parts of an admission request the rules read; also built by the offline CLI from manifests. */
+export interface RuleRequest {
+  readonly operation: string;
+  readonly resource: { readonly group: string; readonly version: string; readonly resource: string };
+  readonly object?: unknown;
+  readonly oldObject?: unknown;
+}
+
+export interface Evaluation {
+  /** Undefined when the resource is not one this webhook handles. */
+  readonly route: Route | undefined;
+  /** Every finding, denials and warnings, in rule order. */
+  readonly findings: readonly Finding[];
+}
+
+function decodeFailure(route: Route, where: 'object' | 'oldObject', value: unknown): Finding | undefined {
+  if (value === undefined || value === null) {
+    return deny('object-undecodable', `request.${where} is missing: a ${route.kind} is required to check this request`);
+  }
+  if (route.decode(value)) return undefined;
+  return deny(
+    'object-undecodable',
+    `cannot decode the ${route.kind} in request.${where}: ${describeErrors(route.decode.errors)}`,
+  );
+}
+
+function deprecation(route: Route): Finding {
+  return warn('deprecated-version', `${route.group}/${route.version} ${route.kind} is deprecated; use ${route.group}/v1`);
+}
+
+/**
+ * Applies the rule book to one request. Pure: the answer depends only on the arguments (and the view).
+ */
+export function evaluate(request: RuleRequest, classes: ClassView, options: RuleOptions): Evaluation {
+  const { group, version, resource } = request.resource;
+  const route = findRoute(group, version, resource);
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { route, findings: [] };
+  if (route === undefined) {
+    const what = `${resource}.${version}${group === '' ? '' : `.${group}`}`;
+    return {
+      route,
+      findings: [warn('unhandled-resource', `snapshot-webhook does not check ${what.slice(0, 80)}; allowed unchecked`)],
+    };
+  }
+  const operation: Operation = request.operation;
+  const notes = route.legacy === true ? [deprecation(route)] : [];
+  const bad = decodeFailure(route, 'object', request.object);
+  if (bad !== undefined) return { route, findings: [bad, ...notes] };
+  if (operation === 'UPDATE') {
+    const badOld = decodeFailure(route, 'oldObject', request.oldObject);
+    if (badOld !== undefined) return { route, findings: [badOld, ...notes] };
+  }
+  const ctx: CheckContext<unknown> = {
+    operation,
+    object: request.object,
+    oldObject: operation === 'UPDATE' ? request.oldObject : undefined,
+    classes,
+    options,
+  };
+  if (route.legacy === true && operation === 'UPDATE' && oldObjectFailsCreate(route, ctx)) {
+    return { route, findings: notes };
+  }
+  return { route, findings: [...runChecks(route.checks, ctx), ...notes] };
+}
+
+/** Upstream's v1beta1 ratchet: an object that was already invalid may be updated freely. */
+function oldObjectFailsCreate(route: Route, ctx: CheckContext<unknown>): boolean {
+  const asCreate: CheckContext<unknown> = { ...ctx, operation: 'CREATE', object: ctx.oldObject, oldObject: undefined };
+  return runChecks(route.checks, asCreate).some((f) => f.warning !== true);
+}

@@ -1,0 +1,37 @@
+/**
+ * What a rule reports. A rule returns findings; the admission layer turns the first denying finding into a
+ * denial and the rest into warnings. Rule ids are stable: they appear in logs, metrics and `--warn-rules`.
+ */
+export const RULE_IDS = [
+  'source-exactly-one',
+  'field-not-empty',
+  'field-immutable',
+  'ref-name-namespace-set',
+  'default-class-unique',
+  'class-cache-unavailable',
+  'object-undecodable',
+  'default-annotation-near-miss',
+  'class-not-found',
+  'deprecated-version',
+  'existing-double-default',
+  'unhandled-resource',
+] as const;
+
+export type RuleId = (typeof RULE_IDS)[number];
+
+export interface Finding {
+  readonly rule: RuleId;
+  readonly message: string;
+  /** A warning never denies; it is shown to the user in the AdmissionReview `warnings`. */
+  readonly warning?: boolean;
+  /** HTTP-style code for the denial's status; 400 (what the apiserver used for upstream's denials) by default. */
+  readonly code?: number;
+}
+
+export function deny(rule: RuleId, message: string, code?: number): Finding {
+  return code === undefined ? { rule, message } : { rule, message, code };
+}
+
+export function warn(rule: RuleId, message: string): Finding {
+  return { rule, message, warning: true };
+}

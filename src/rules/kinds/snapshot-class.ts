@@ -1,0 +1,13 @@
+import type { ClassKind } from '../../classes/class-view.js';
+import type { SnapshotClass } from '../../schemas/types.js';
+import { field, immutable, type Check } from '../checks.js';
+import { defaultClassCheck } from '../default-class.js';
+
+const driver = field<SnapshotClass>('Driver', (c) => c.driver);
+const deletionPolicy = field<SnapshotClass>('DeletionPolicy', (c) => c.deletionPolicy);
+const parameters = field<SnapshotClass>('Parameters', (c) => c.parameters);
+
+export function classChecks(kind: ClassKind, immutableSettings: boolean): readonly Check<SnapshotClass>[] {
+  const settings = immutableSettings ? [immutable(driver), immutable(deletionPolicy), immutable(parameters)] : [];
+  return [...settings, defaultClassCheck(kind)];
+}

@@ -1,0 +1,129 @@
+import type { ClassKind } from '../classes/class-view.js';
+import { decoders, type Decoder } from '../schemas/validators.js';
+import type { Check } from './checks.js';
+import { classChecks } from './kinds/snapshot-class.js';
+import {
+  v1alpha1GroupContentChecks,
+  v1beta1GroupContentChecks,
+  v1beta2GroupContentChecks,
+} from './kinds/volume-group-snapshot-content.js';
+import { volumeGroupSnapshotChecks } from './kinds/volume-group-snapshot.js';
+import { volumeSnapshotContentChecks } from './kinds/volume-snapshot-content.js';
+import { volumeSnapshotChecks } from './kinds/volume-snapshot.js';
+
+export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+export const GROUP_SNAPSHOT_GROUP = 'groupsnapshot.storage.k8s.io';
+
+/** How one group/version/resource is checked. Adding an API version is one more entry below. */
+export interface Route<T = unknown> {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  readonly decode: Decoder<T>;
+  readonly checks: readonly Check<T>[];
+  /** For a class kind: which one, so the default-class bookkeeping knows what it admitted. */
+  readonly classKind?: ClassKind;
+  /**
+   * snapshot.storage.k8s.io/v1beta1 keeps upstream's wider ratchet: an UPDATE of an object that already fails
+   * a CREATE check is allowed outright. It is also deprecated: answers carry a warning.
+   */
+  readonly legacy?: boolean;
+}
+
+function route<T>(entry: Route<T>): Route {
+  return entry as unknown as Route;
+}
+
+function buildRoutes(): readonly Route[] {
+  const d = decoders();
+  const snapshotRoutes = (['v1', 'v1beta1'] as const).flatMap((version) => {
+    const legacy = version === 'v1beta1';
+    const base = { group: SNAPSHOT_GROUP, version, legacy };
+    return [
+      route({
+        ...base,
+        resource: 'volumesnapshots',
+        kind: 'VolumeSnapshot',
+        decode: d.volumeSnapshot,
+        checks: volumeSnapshotChecks,
+      }),
+      route({
+        ...base,
+        resource: 'volumesnapshotcontents',
+        kind: 'VolumeSnapshotContent',
+        decode: d.volumeSnapshotContent,
+        checks: volumeSnapshotContentChecks,
+      }),
+      route({
+        ...base,
+        resource: 'volumesnapshotclasses',
+        kind: 'VolumeSnapshotClass',
+        classKind: 'VolumeSnapshotClass',
+        decode: d.snapshotClass,
+        checks: classChecks('VolumeSnapshotClass', false),
+      }),
+    ];
+  });
+  const groupContentChecks = {
+    v1alpha1: v1alpha1GroupContentChecks,
+    v1beta1: v1beta1GroupContentChecks,
+    v1beta2: v1beta2GroupContentChecks,
+    v1: v1beta2GroupContentChecks,
+  } as const;
+  const groupRoutes = (['v1alpha1', 'v1beta1', 'v1beta2', 'v1'] as const).flatMap((version) => {
+    const base = { group: GROUP_SNAPSHOT_GROUP, version };
+    const settingsImmutable = version === 'v1beta2' || version === 'v1';
+    return [
+      route({
+        ...base,
+        resource: 'volumegroupsnapshots',
+        kind: 'VolumeGroupSnapshot',
+        decode: d.volumeGroupSnapshot,
+        checks: volumeGroupSnapshotChecks,
+      }),
+      route({
+        ...base,
+        resource: 'volumegroupsnapshotcontents',
+        kind: 'VolumeGroupSnapshotContent',
+        decode: d.volumeGroupSnapshotContent,
+        checks: groupContentChecks[version],
+      }),
+      route({
+        ...base,
+        resource: 'volumegroupsnapshotclasses',
+        kind: 'VolumeGroupSnapshotClass',
+        classKind: 'VolumeGroupSnapshotClass',
+        decode: d.snapshotClass,
+        checks: classChecks('VolumeGroupSnapshotClass', settingsImmutable),
+      }),
+    ];
+  });
+  return [...snapshotRoutes, ...groupRoutes];
+}
+
+let routes: ReadonlyMap<string, Route> | undefined;
+
+const key = (group: string, version: string, resource: string): string => `${resource}.${version}.${group}`;
+
+/** Every route, keyed `resource.version.group`; built once. */
+export function allRoutes(): ReadonlyMap<string, Route> {
+  routes ??= new Map(buildRoutes().map((r) => [key(r.group, r.version, r.resource), r]));
+  return routes;
+}
+
+export function findRoute(group: string, version: string, resource: string): Route | undefined {
+  return allRoutes().get(key(group, version, resource));
+}
+
+/** The route of a kind by apiVersion and kind, for manifests (the offline CLI) rather than requests. */
+export function findRouteByKind(apiVersion: string, kind: string): Route | undefined {
+  const slash = apiVersion.indexOf('/');
+  if (slash < 0) return undefined;
+  const group = apiVersion.slice(0, slash);
+  const version = apiVersion.slice(slash + 1);
+  for (const r of allRoutes().values()) {
+    if (r.group === group && r.version === version && r.kind === kind) return r;
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
+import type { FastifyInstance } from 'fastify';
+import { ClassIndex } from '../classes/class-index.js';
+import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
+import { CLASS_KINDS } from '../classes/class-view.js';
+import { loadStaticClasses } from '../classes/static-classes.js';
+import type { ServeOptions } from '../config/serve-options.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { decoders } from '../schemas/validators.js';
+import { allRoutes } from '../rules/table.js';
+import { buildApp, type Readiness } from './app.js';
+import { ServingCertificate } from './serving-certificate.js';
+import { MIN_TLS_VERSION } from './tls.js';
+
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly port: number;
+  readonly classes: ClassSource;
+  /** Not ready at once, keep serving for the shutdown delay, then close and stop everything. */
+  shutdown(reason: string): Promise<void>;
+}
+
+async function classSource(options: ServeOptions, logger: Logger): Promise<ClassSource> {
+  if (options.classesFrom !== undefined) {
+    const index = loadStaticClasses(options.classesFrom);
+    const counts = Object.fromEntries(CLASS_KINDS.map((k) => [k, index.count(k)]));
+    logger.info({ classesFrom: options.classesFrom, ...counts }, 'classes loaded from manifests (no cluster)');
+    return fixedClassSource(index, 'manifests');
+  }
+  const inCluster = process.env.KUBERNETES_SERVICE_HOST !== undefined && existsSync(IN_CLUSTER_TOKEN);
+  if (options.kubeconfig !== undefined || inCluster) {
+    // Loaded only here: @kubernetes/client-node costs tens of MB and most of the start time.
+    const { clusterClassSource } = await import('../cluster/cluster-class-source.js');
+    return clusterClassSource({ kubeconfig: options.kubeconfig, logger });
+  }
+  const index = new ClassIndex();
+  for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  logger.warn('no cluster configured and no --classes-from: standalone with no classes');
+  return fixedClassSource(index, 'standalone');
+}
+
+/** A stand-in certificate so probes can be answered (not ready) until a valid pair appears. */
+async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
+  const { makeCa, makeServingCert } = await import('../certs/make-certs.js');
+  const ca = await makeCa('snapshot-webhook placeholder', 1);
+  const pair = await makeServingCert(ca, { commonName: 'placeholder', dnsNames: ['localhost'], days: 1 });
+  return { cert: Buffer.from(pair.certPem), key: Buffer.from(pair.keyPem) };
+}
+
+export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
+  // Compile every schema and build the route table before the first request, not during it.
+  decoders();
+  allRoutes();
+  const classes = await classSource(options, logger);
+  let listening = false;
+  let stopping = false;
+  // The listener exists only after the first certificate is read; later reloads swap its context.
+  const listener: { tls?: TlsServer } = {};
+  const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger, (pair) => {
+    listener.tls?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: MIN_TLS_VERSION });
+  });
+  certificate.start();
+  const readiness: Readiness = {
+    notReadyReasons: () => {
+      const reasons: string[] = [];
+      if (stopping) reasons.push('shutting down');
+      if (!listening) reasons.push('not listening yet');
+      const cert = certificate.notReadyReason();
+      if (cert !== undefined) reasons.push(cert);
+      reasons.push(...classes.notReadyReasons());
+      return reasons;
+    },
+  };
+  const tls = certificate.current ?? (await placeholderTls());
+  const app = buildApp({
+    review: {
+      classes: classes.index,
+      options: { preventVolumeModeConversion: options.preventVolumeModeConversion },
+      modes: { mode: options.mode, warnRules: options.warnRules },
+      reserveDefault: (kind, name, driver) => classes.index.reserveDefault(kind, name, driver),
+    },
+    logger,
+    readiness,
+    tls: { cert: tls.cert, key: tls.key },
+  });
+  listener.tls = app.server as unknown as TlsServer;
+  await classes.start();
+  await app.listen({ port: options.port, host: options.bindAddress });
+  listening = true;
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  logger.info(
+    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode },
+    'serving admission reviews over HTTPS',
+  );
+  const running = app;
+  return {
+    app: running,
+    port,
+    classes,
+    shutdown: async (reason: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ reason, delayMs: options.shutdownDelayMs }, 'shutting down: not ready, still serving while endpoints drain');
+      await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
+      await running.close();
+      certificate.stop();
+      await classes.stop();
+      logger.info('stopped');
+    },
+  };
+}
