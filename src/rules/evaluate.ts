@@ -49,7 +49,7 @@ export function evaluate(request: RuleRequest, classes: ClassView, options: Rule
     };
   }
   const operation: Operation = request.operation;
-  const notes = route.legacy === true ? [deprecation(route)] : [];
+  const notes = route.deprecated === true ? [deprecation(route)] : [];
   const bad = decodeFailure(route, 'object', request.object);
   if (bad !== undefined) return { route, findings: [bad, ...notes] };
   if (operation === 'UPDATE') {
@@ -63,7 +63,7 @@ export function evaluate(request: RuleRequest, classes: ClassView, options: Rule
     classes,
     options,
   };
-  if (route.legacy === true && operation === 'UPDATE' && oldObjectFailsCreate(route, ctx)) {
+  if (route.legacyRatchet === true && operation === 'UPDATE' && oldObjectFailsCreate(route, ctx)) {
     return { route, findings: notes };
   }
   return { route, findings: [...runChecks(route.checks, ctx), ...notes] };

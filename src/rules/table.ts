@@ -24,11 +24,13 @@ export interface Route<T = unknown> {
   readonly checks: readonly Check<T>[];
   /** For a class kind: which one, so the default-class bookkeeping knows what it admitted. */
   readonly classKind?: ClassKind;
+  /** A deprecated version (snapshot.storage.k8s.io/v1beta1): answers carry a warning. */
+  readonly deprecated?: boolean;
   /**
-   * snapshot.storage.k8s.io/v1beta1 keeps upstream's wider ratchet: an UPDATE of an object that already fails
-   * a CREATE check is allowed outright. It is also deprecated: answers carry a warning.
+   * Upstream's wider v1beta1 ratchet for VolumeSnapshot and VolumeSnapshotContent: an UPDATE of an object
+   * that already fails a CREATE check is allowed outright.
    */
-  readonly legacy?: boolean;
+  readonly legacyRatchet?: boolean;
 }
 
 function route<T>(entry: Route<T>): Route {
@@ -38,8 +40,8 @@ function route<T>(entry: Route<T>): Route {
 function buildRoutes(): readonly Route[] {
   const d = decoders();
   const snapshotRoutes = (['v1', 'v1beta1'] as const).flatMap((version) => {
-    const legacy = version === 'v1beta1';
-    const base = { group: SNAPSHOT_GROUP, version, legacy };
+    const deprecated = version === 'v1beta1';
+    const base = { group: SNAPSHOT_GROUP, version, deprecated };
     return [
       route({
         ...base,
@@ -47,6 +49,7 @@ function buildRoutes(): readonly Route[] {
         kind: 'VolumeSnapshot',
         decode: d.volumeSnapshot,
         checks: volumeSnapshotChecks,
+        legacyRatchet: deprecated,
       }),
       route({
         ...base,
@@ -54,6 +57,7 @@ function buildRoutes(): readonly Route[] {
         kind: 'VolumeSnapshotContent',
         decode: d.volumeSnapshotContent,
         checks: volumeSnapshotContentChecks,
+        legacyRatchet: deprecated,
       }),
       route({
         ...base,
