@@ -1,0 +1,72 @@
+import t from 'tap';
+import { FIXTURES, filesUnder, fixtureName, readJson } from './helpers/fixtures.js';
+import { testApp } from './helpers/app.js';
+
+interface ProtocolFixture {
+  description: string;
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string | null;
+  bodyBase64?: string;
+  bodyRepeat?: { prefix: string; char: string; size: number; suffix: string };
+  expect: { status: number; body: string };
+}
+
+function payloadOf(f: ProtocolFixture): string | Buffer | undefined {
+  if (f.bodyBase64 !== undefined) return Buffer.from(f.bodyBase64, 'base64');
+  if (f.bodyRepeat !== undefined) {
+    const { prefix, char, size, suffix } = f.bodyRepeat;
+    return prefix + char.repeat(size - prefix.length - suffix.length) + suffix;
+  }
+  return f.body ?? undefined;
+}
+
+const { app, log } = testApp();
+t.teardown(() => app.close());
+
+for (const file of filesUnder(`${FIXTURES}protocol`)) {
+  const fixture = readJson<ProtocolFixture>(file);
+  t.test(`${fixtureName(file)}: ${fixture.description}`, async (t) => {
+    const payload = payloadOf(fixture);
+    const response = await app.inject({
+      method: fixture.method,
+      url: fixture.url,
+      headers: fixture.headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
+    t.equal(response.statusCode, fixture.expect.status, 'status');
+    t.equal(response.body, fixture.expect.body, 'exact body');
+    if (response.statusCode !== 200 || fixture.url !== '/validate') return;
+    t.match(response.headers['content-type'], /^application\/json/);
+  });
+}
+
+t.test('one log line per decision, without the object', async (t) => {
+  const before = log.lines.length;
+  const body = readJson<ProtocolFixture>(`${FIXTURES}protocol/v1beta1-denied.json`).body as string;
+  await app.inject({ method: 'POST', url: '/validate', headers: { 'content-type': 'application/json' }, payload: body });
+  const lines = log.lines.slice(before);
+  t.equal(lines.length, 1);
+  t.match(lines[0], {
+    uid: 'b-2',
+    kind: 'VolumeSnapshot',
+    operation: 'CREATE',
+    allowed: false,
+    rule: 'source-exactly-one',
+    reason: /one of Spec.Source/,
+    msg: 'denied',
+  });
+  t.type(lines[0]?.ms, 'number');
+  t.notOk(JSON.stringify(lines[0]).includes('persistentVolumeClaimName'), 'no object body at info level');
+});
+
+t.test('readyz reports why it is not ready', async (t) => {
+  const { app: notReady } = testApp({ readiness: { notReadyReasons: () => ['VolumeSnapshotClass cache has not synced yet'] } });
+  const response = await notReady.inject({ method: 'GET', url: '/readyz' });
+  t.equal(response.statusCode, 503);
+  t.equal(response.body, 'not ready: VolumeSnapshotClass cache has not synced yet');
+  const health = await notReady.inject({ method: 'GET', url: '/healthz' });
+  t.equal(health.statusCode, 200, 'liveness does not depend on readiness');
+  await notReady.close();
+});
