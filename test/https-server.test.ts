@@ -41,11 +41,21 @@ t.test('serves admission reviews over real HTTPS on loopback', async (t) => {
   t.equal(answer.status, 200);
   const body = JSON.parse(answer.body) as { response: { allowed: boolean; status: { message: string } } };
   t.equal(body.response.allowed, false);
-  t.equal(body.response.status.message, 'default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath.csi.k8s.io');
+  t.equal(
+    body.response.status.message,
+    'default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath.csi.k8s.io',
+  );
 
   await t.rejects(
     new Promise((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port: server.port, ca, servername: 'localhost', maxVersion: 'TLSv1.1', minVersion: 'TLSv1' });
+      const socket = connect({
+        host: '127.0.0.1',
+        port: server.port,
+        ca,
+        servername: 'localhost',
+        maxVersion: 'TLSv1.1',
+        minVersion: 'TLSv1',
+      });
       socket.on('secureConnect', () => {
         socket.end();
         resolve('connected');

@@ -10,6 +10,7 @@ import {
 } from '../admission/errors.js';
 import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
+import { redactForLog } from '../log/redact.js';
 import { MIN_TLS_VERSION } from './tls.js';
 
 /** An AdmissionReview carries the object and the old object; the apiserver caps each near 3 MiB. */
@@ -163,5 +164,7 @@ export function logDecision(logger: Logger, outcome: ReviewOutcome, durationMs: 
     },
     decision.allowed ? (decision.softened ? 'allowed (would be denied)' : 'allowed') : 'denied',
   );
-  if (logger.isLevelEnabled('debug')) logger.debug({ uid: request.uid, response: outcome.body.response }, 'response');
+  if (logger.isLevelEnabled('debug')) {
+    logger.debug({ uid: request.uid, request: redactForLog(request), response: outcome.body.response }, 'request and response');
+  }
 }

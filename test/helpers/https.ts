@@ -9,7 +9,15 @@ export interface HttpsAnswer {
 /** One HTTPS request to a loopback server, verified against the given CA, bounded in time. */
 export function httpsRequest(
   port: number,
-  options: { method?: string; path: string; body?: string; headers?: Record<string, string>; ca: string | Buffer; agent?: Agent; servername?: string },
+  options: {
+    method?: string;
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+    ca: string | Buffer;
+    agent?: Agent;
+    servername?: string;
+  },
 ): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -27,7 +35,9 @@ export function httpsRequest(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error('request timed out')));

@@ -1,0 +1,167 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startProcess, waitFor, type Started } from './processes.js';
+
+export const APISERVER_ARCHIVE = fileURLToPath(
+  new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url),
+);
+
+/** Why the suite cannot run here, or undefined when etcd, xz, openssl and the apiserver are all present. */
+export function missingBinaries(): string | undefined {
+  if (!existsSync(APISERVER_ARCHIVE)) return `kube-apiserver not found at ${APISERVER_ARCHIVE}`;
+  for (const tool of ['etcd', 'xz', 'openssl']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `${tool} not found on PATH${tool === 'etcd' ? ' (apt-get install etcd-server)' : ''}`;
+    }
+  }
+  return undefined;
+}
+
+function openssl(dir: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+}
+
+/** CA, apiserver serving cert (SANs 127.0.0.1, localhost), admin client cert (system:masters), SA keys. */
+function makePki(dir: string): void {
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(dir, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-sha256', '-subj', '/CN=e2e-ca']);
+  const sign = (name: string, subject: string, ext: string): void => {
+    writeFileSync(join(dir, `${name}.ext`), ext);
+    openssl(dir, ['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
+    openssl(dir, [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-sha256',
+      '-extfile',
+      `${name}.ext`,
+    ]);
+  };
+  sign('apiserver', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  sign('admin', '/O=system:masters/CN=e2e-admin', 'extendedKeyUsage=clientAuth\n');
+  openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
+  openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+}
+
+export interface TestCluster {
+  readonly kubeconfig: string;
+  readonly port: number;
+  readonly dir: string;
+  /** Stops the apiserver only (etcd keeps the data), for outage tests. */
+  stopApiserver(): Promise<void>;
+  startApiserver(): Promise<void>;
+  stop(): Promise<void>;
+  logs(): string;
+}
+
+function getReadyz(port: number, dir: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/readyz',
+        ca: readFileSync(join(dir, 'ca.crt')),
+        cert: readFileSync(join(dir, 'admin.crt')),
+        key: readFileSync(join(dir, 'admin.key')),
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+/** etcd and a kube-apiserver v1.20.2 on loopback, with an admin kubeconfig. */
+export async function startCluster(dir: string): Promise<TestCluster> {
+  mkdirSync(dir, { recursive: true });
+  const binary = join(dir, 'kube-apiserver');
+  execFileSync('sh', ['-c', `xz -dc "${APISERVER_ARCHIVE}" > "${binary}" && chmod +x "${binary}"`]);
+  makePki(dir);
+  const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const etcd = startProcess('etcd', [
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    '--log-level=error',
+  ]);
+  const args = [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    '--insecure-port=0',
+    `--tls-cert-file=${join(dir, 'apiserver.crt')}`,
+    `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
+    `--client-ca-file=${join(dir, 'ca.crt')}`,
+    `--service-account-key-file=${join(dir, 'sa.pub')}`,
+    `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+    '--service-account-issuer=https://kubernetes.default.svc',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--authorization-mode=RBAC',
+    '--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,ValidatingAdmissionWebhook',
+    '--endpoint-reconciler-type=none',
+    '--profiling=false',
+    '--logtostderr=true',
+    '--v=0',
+  ];
+  let apiserver: Started | undefined;
+  const startApiserver = async (): Promise<void> => {
+    apiserver = startProcess(binary, args);
+    await waitFor('kube-apiserver /readyz', () => getReadyz(port, dir), 60_000, 200).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${apiserver?.output().slice(-3000)}`);
+    });
+  };
+  await startApiserver();
+  const kubeconfig = join(dir, 'kubeconfig');
+  const b64 = (file: string): string => readFileSync(join(dir, file)).toString('base64');
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority-data': b64('ca.crt') } }],
+      users: [{ name: 'admin', user: { 'client-certificate-data': b64('admin.crt'), 'client-key-data': b64('admin.key') } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin' } }],
+      'current-context': 'e2e',
+    }),
+  );
+  return {
+    kubeconfig,
+    port,
+    dir,
+    stopApiserver: async () => {
+      await apiserver?.stop();
+    },
+    startApiserver,
+    stop: async () => {
+      await apiserver?.stop();
+      await etcd.stop();
+    },
+    logs: () => apiserver?.output() ?? '',
+  };
+}

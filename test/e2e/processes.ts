@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+const started = new Set<ChildProcess>();
+
+/** Kills every process this suite started; also runs when the test process exits on a failure. */
+export function stopAll(): void {
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  started.clear();
+}
+process.on('exit', stopAll);
+
+export interface Started {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts a process whose output is kept (last 64 KiB) for failure messages. */
+export function startProcess(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Started {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  started.add(child);
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-65_536);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return {
+    child,
+    output: () => output,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          started.delete(child);
+          resolve(child.exitCode);
+          return;
+        }
+        const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', (code) => {
+          clearTimeout(force);
+          started.delete(child);
+          resolve(code);
+        });
+        child.kill(signal);
+      }),
+  };
+}
+
+/** A free loopback TCP port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls until check() resolves true, or throws after the deadline with the reason. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+}

@@ -1,0 +1,282 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  loadAllYaml,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { startCluster, type TestCluster } from './cluster.js';
+import { stopAll, waitFor } from './processes.js';
+import { startWebhook, webhookConfiguration, type TestWebhook } from './webhook.js';
+import { filesUnder, readJson } from '../helpers/fixtures.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/admission/', import.meta.url));
+const CRDS = fileURLToPath(new URL('./crds.yaml', import.meta.url));
+/** Versions the test CRDs serve; fixtures of other versions are covered by the unit suite. */
+const SERVED = new Set([
+  'snapshot.storage.k8s.io/v1',
+  'snapshot.storage.k8s.io/v1beta1',
+  'groupsnapshot.storage.k8s.io/v1beta1',
+  'groupsnapshot.storage.k8s.io/v1beta2',
+]);
+const CLUSTER_SCOPED = new Set([
+  'volumesnapshotcontents',
+  'volumesnapshotclasses',
+  'volumegroupsnapshotcontents',
+  'volumegroupsnapshotclasses',
+]);
+const NAMESPACE = 'team-a';
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-'));
+let cluster: TestCluster | undefined;
+let webhook: TestWebhook | undefined;
+t.teardown(async () => {
+  if (process.env.E2E_DEBUG) console.error(webhook?.process.output().slice(-6000));
+  await webhook?.process.stop();
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Target {
+  group: string;
+  version: string;
+  plural: string;
+}
+type KubeObject = {
+  metadata: { name: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string> };
+} & Record<string, unknown>;
+
+/** The apiserver's error message, from a client-node ApiException. */
+function messageOf(error: unknown): string {
+  const e = error as { body?: unknown; message?: string };
+  const body =
+    typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: string }) : (e.body as { message?: string } | undefined);
+  return body?.message ?? e.message ?? String(error);
+}
+
+let api: CustomObjectsApi;
+
+async function create(target: Target, object: KubeObject): Promise<KubeObject> {
+  if (CLUSTER_SCOPED.has(target.plural)) return (await api.createClusterCustomObject({ ...target, body: object })) as KubeObject;
+  return (await api.createNamespacedCustomObject({ ...target, namespace: NAMESPACE, body: object })) as KubeObject;
+}
+
+async function replace(target: Target, object: KubeObject): Promise<KubeObject> {
+  const name = object.metadata.name;
+  if (CLUSTER_SCOPED.has(target.plural))
+    return (await api.replaceClusterCustomObject({ ...target, name, body: object })) as KubeObject;
+  return (await api.replaceNamespacedCustomObject({ ...target, namespace: NAMESPACE, name, body: object })) as KubeObject;
+}
+
+async function remove(target: Target, name: string): Promise<void> {
+  await api.deleteClusterCustomObject({ ...target, name });
+}
+
+async function rejection(action: Promise<unknown>): Promise<string> {
+  try {
+    await action;
+  } catch (error) {
+    return messageOf(error);
+  }
+  return '(admitted)';
+}
+
+t.before(async () => {
+  cluster = await startCluster(dir);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  api = kc.makeApiClient(CustomObjectsApi);
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  // loadAllYaml maps YAML keys (x-kubernetes-preserve-unknown-fields) to client-node's typed fields.
+  for (const crd of loadAllYaml(readFileSync(CRDS, 'utf8')) as V1CustomResourceDefinition[]) {
+    await extensions.createCustomResourceDefinition({ body: crd });
+  }
+  await waitFor(
+    'CRDs established',
+    async () => {
+      const list = await extensions.listCustomResourceDefinition();
+      return (
+        list.items.filter((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')).length === 6
+      );
+    },
+    30_000,
+  );
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  webhook = await startWebhook(dir, cluster.kubeconfig);
+});
+
+interface Fixture {
+  description: string;
+  classes: string;
+  options?: unknown;
+  review: {
+    request: { operation: string; resource: Target & { resource: string }; object?: KubeObject; oldObject?: KubeObject };
+  };
+  expect: { allowed: boolean; message?: string };
+}
+
+/** Fixtures whose answer does not depend on the class set or options, for versions the test CRDs serve. */
+function portableFixtures(): { file: string; fixture: Fixture }[] {
+  return filesUnder(FIXTURES)
+    .map((file) => ({ file, fixture: readJson<Fixture>(file) }))
+    .filter(({ fixture }) => {
+      const { request } = fixture.review;
+      const { group, version, resource } = request.resource;
+      return (
+        SERVED.has(`${group}/${version}`) &&
+        fixture.classes === 'cluster' &&
+        fixture.options === undefined &&
+        !resource.endsWith('classes') &&
+        request.object !== undefined &&
+        (request.operation === 'CREATE' || (request.operation === 'UPDATE' && request.oldObject !== undefined))
+      );
+    });
+}
+
+t.test('every rule of the rule book, through the real apiserver', async (t) => {
+  const cases = portableFixtures();
+  t.ok(cases.length > 100, `${cases.length} fixtures apply to the served versions`);
+  const targetOf = (f: Fixture): Target => ({
+    group: f.review.request.resource.group,
+    version: f.review.request.resource.version,
+    plural: f.review.request.resource.resource,
+  });
+  // Old objects are written before the webhook is registered, as legacy objects on a real cluster were.
+  const updates = cases.filter((c) => c.fixture.review.request.operation === 'UPDATE');
+  const stored = new Map<string, KubeObject>();
+  for (const [i, { file, fixture }] of updates.entries()) {
+    const old = structuredClone(fixture.review.request.oldObject as KubeObject);
+    old.metadata.name = `u${i}-${old.metadata.name}`;
+    stored.set(file, await create(targetOf(fixture), old));
+  }
+  const admissionregistration = new KubeConfig();
+  admissionregistration.loadFromFile((cluster as TestCluster).kubeconfig);
+  const hooks = admissionregistration.makeApiClient(AdmissionregistrationV1Api);
+  const hook = webhook as TestWebhook;
+  await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(hook.port, hook.caBundle) as never });
+  await waitFor(
+    'webhook registered',
+    async () => {
+      const probe = {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshot',
+        metadata: { name: 'probe' },
+        spec: { source: {} },
+      };
+      return (
+        await rejection(
+          create({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots' }, probe as KubeObject),
+        )
+      ).includes('denied the request');
+    },
+    15_000,
+    200,
+  );
+
+  for (const [i, { file, fixture }] of cases.entries()) {
+    const target = targetOf(fixture);
+    const object = structuredClone(fixture.review.request.object as KubeObject);
+    let action: Promise<unknown>;
+    const previous = stored.get(file);
+    if (previous !== undefined) {
+      object.metadata.name = previous.metadata.name;
+      object.metadata.resourceVersion = previous.metadata.resourceVersion;
+      action = replace(target, object);
+    } else {
+      object.metadata.name = `c${i}-${object.metadata.name}`;
+      action = create(target, object);
+    }
+    const outcome = await rejection(action);
+    if (fixture.expect.allowed) t.equal(outcome, '(admitted)', fixture.description);
+    else t.ok(outcome.endsWith(`denied the request: ${fixture.expect.message}`), `${fixture.description}: ${outcome}`);
+  }
+});
+
+const SNAPSHOT_CLASSES: Target = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' };
+const DEFAULT = 'snapshot.storage.kubernetes.io/is-default-class';
+const snapshotClass = (name: string, driver: string, isDefault: boolean): KubeObject => ({
+  apiVersion: 'snapshot.storage.k8s.io/v1',
+  kind: 'VolumeSnapshotClass',
+  metadata: { name, ...(isDefault ? { annotations: { [DEFAULT]: 'true' } } : {}) },
+  driver,
+  deletionPolicy: 'Delete',
+});
+
+/** Retries while the watch has not shown our last write yet (the decision is as good as the cache). */
+async function eventually(what: string, action: () => Promise<unknown>): Promise<string> {
+  let outcome = '';
+  await waitFor(
+    what,
+    async () => {
+      outcome = await rejection(action());
+      return outcome === '(admitted)';
+    },
+    5_000,
+    100,
+  ).catch(() => undefined);
+  return outcome;
+}
+
+t.test('one default class per driver, kept from the live cluster', async (t) => {
+  const driver = 'first.csi.example.com';
+  t.equal(await rejection(create(SNAPSHOT_CLASSES, snapshotClass('gold', driver, true))), '(admitted)', 'first default');
+  t.equal(await rejection(create(SNAPSHOT_CLASSES, snapshotClass('silver', driver, false))), '(admitted)', 'a non-default');
+  const second = await rejection(create(SNAPSHOT_CLASSES, snapshotClass('platinum', driver, true)));
+  t.ok(second.endsWith(`denied the request: default snapshot class: gold already exists for driver: ${driver}`), second);
+
+  const gold = (await api.getClusterCustomObject({ ...SNAPSHOT_CLASSES, name: 'gold' })) as KubeObject;
+  delete gold.metadata.annotations?.[DEFAULT];
+  t.equal(await rejection(replace(SNAPSHOT_CLASSES, gold)), '(admitted)', 'the default annotation is removed from gold');
+  const silverNow = async (): Promise<unknown> => {
+    const silver = (await api.getClusterCustomObject({ ...SNAPSHOT_CLASSES, name: 'silver' })) as KubeObject;
+    silver.metadata.annotations = { [DEFAULT]: 'true' };
+    return replace(SNAPSHOT_CLASSES, silver);
+  };
+  t.equal(await eventually('silver becomes the default', silverNow), '(admitted)', 'switched the default to silver');
+
+  await remove(SNAPSHOT_CLASSES, 'silver');
+  t.equal(
+    await eventually('a new default after the delete', () => create(SNAPSHOT_CLASSES, snapshotClass('bronze', driver, true))),
+    '(admitted)',
+    'the watch saw the delete',
+  );
+
+  const group: Target = { group: 'groupsnapshot.storage.k8s.io', version: 'v1beta2', plural: 'volumegroupsnapshotclasses' };
+  const groupClass = (name: string): KubeObject => ({
+    apiVersion: 'groupsnapshot.storage.k8s.io/v1beta2',
+    kind: 'VolumeGroupSnapshotClass',
+    metadata: { name, annotations: { 'groupsnapshot.storage.kubernetes.io/is-default-class': 'true' } },
+    driver,
+    deletionPolicy: 'Delete',
+  });
+  t.equal(await rejection(create(group, groupClass('group-gold'))), '(admitted)', 'a default group class');
+  const groupSecond = await rejection(create(group, groupClass('group-silver')));
+  t.ok(
+    groupSecond.endsWith(`denied the request: default group snapshot class: group-gold already exists for driver: ${driver}`),
+    groupSecond,
+  );
+});
+
+t.test('20 concurrent default creates for one new driver: exactly one is admitted', async (t) => {
+  const driver = 'race.csi.example.com';
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => rejection(create(SNAPSHOT_CLASSES, snapshotClass(`race-${i}`, driver, true)))),
+  );
+  const admitted = results.filter((r) => r === '(admitted)');
+  t.equal(admitted.length, 1, 'one admitted');
+  const denials = results.filter((r) => r !== '(admitted)');
+  t.ok(
+    denials.every((r) =>
+      /denied the request: default snapshot class: race-\d+ already exists for driver: race\.csi\.example\.com$/.test(r),
+    ),
+    'the others name the winner',
+  );
+});
