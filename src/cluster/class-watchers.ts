@@ -29,6 +29,9 @@ class KindWatcher {
   version: string | undefined;
   watch: ClassWatch | undefined;
   everSynced = false;
+  /** Found at the first discovery: the server is not ready until it syncs. A kind found later never
+   * makes a ready server unready (decisions needing it deny until it syncs). */
+  gatesReadiness = false;
   lastEventAt: number | undefined;
   brokenSince: number | undefined;
   failures = 0;
@@ -87,7 +90,7 @@ export class ClassWatchers {
   notReadyReasons(): string[] {
     if (!this.discovered) return [`cannot discover the cluster's API groups yet: ${this.discoveryProblem ?? 'starting'}`];
     return [...this.watchers.values()]
-      .filter((w) => (w.state === 'syncing' || w.state === 'broken') && !w.everSynced)
+      .filter((w) => w.gatesReadiness && !w.everSynced && (w.state === 'syncing' || w.state === 'broken'))
       .map((w) => `${w.kind} cache has not synced yet`);
   }
 
@@ -127,10 +130,15 @@ export class ClassWatchers {
       }
       return;
     }
+    const first = !this.discovered;
     this.discovered = true;
     this.discoveryFailures = 0;
     this.discoveryProblem = undefined;
-    for (const w of this.watchers.values()) this.reconcile(w, groups.get(CLASS_RESOURCES[w.kind].group));
+    for (const w of this.watchers.values()) {
+      const version = groups.get(CLASS_RESOURCES[w.kind].group);
+      if (first && version !== undefined) w.gatesReadiness = true;
+      this.reconcile(w, version);
+    }
   }
 
   private reconcile(w: KindWatcher, version: string | undefined): void {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,19 +8,6 @@ import { freePort, startProcess, waitFor, type Started } from './processes.js';
 export const APISERVER_ARCHIVE = fileURLToPath(
   new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url),
 );
-
-/** Why the suite cannot run here, or undefined when etcd, xz, openssl and the apiserver are all present. */
-export function missingBinaries(): string | undefined {
-  if (!existsSync(APISERVER_ARCHIVE)) return `kube-apiserver not found at ${APISERVER_ARCHIVE}`;
-  for (const tool of ['etcd', 'xz', 'openssl']) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    } catch {
-      return `${tool} not found on PATH${tool === 'etcd' ? ' (apt-get install etcd-server)' : ''}`;
-    }
-  }
-  return undefined;
-}
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });

@@ -5,10 +5,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const archive = fileURLToPath(new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url));
-const missing = !existsSync(archive)
-  ? `kube-apiserver not found at ${archive}`
-  : ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+// The apiserver ships beside the project (../shared/tools); a clone elsewhere finds it at /work/shared.
+const candidates = [
+  process.env.E2E_APISERVER_XZ,
+  fileURLToPath(new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url)),
+  '/work/shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz',
+].filter(Boolean);
+const archive = candidates.find((c) => existsSync(c));
+process.env.E2E_APISERVER_XZ = archive ?? '';
+const missing =
+  archive === undefined
+    ? `kube-apiserver-v1.20.2.xz not found (looked in ${candidates.join(', ')})`
+    : ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
 if (missing) {
   console.log(`e2e skipped: ${missing.includes(' ') ? missing : `${missing} not found on PATH`}`);
   console.log('e2e: 0 passed, 1 failed');
