@@ -94,9 +94,10 @@ export function checkManifests(
         decision.denial.rule === 'default-class-unique' ? firstDefinition(decision.denial.message, route.kind, definedAt) : '';
       findings.push({ ...at, severity: 'error', rule: decision.denial.rule, message: decision.denial.message + first });
     }
+    // Offline, every problem is reported as itself: a second denial is an error too, not an "also" warning.
     for (const f of evaluation.findings) {
-      if (f === decision.denial) continue;
-      findings.push({ ...at, severity: 'warning', rule: f.rule, message: f.warning === true ? f.message : `also: ${f.message}` });
+      if (f !== decision.denial)
+        findings.push({ ...at, severity: f.warning === true ? 'warning' : 'error', rule: f.rule, message: f.message });
     }
     const classKind = route.classKind;
     if (classKind !== undefined && decision.allowed && route.decode(object)) {

@@ -54,7 +54,11 @@ export function parseManifests(file: string, text: string): ManifestSet {
     if (doc.errors.length > 0) {
       const error = doc.errors[0];
       const at = error?.linePos?.[0]?.line ?? line;
-      problems.push({ file, line: at, message: `YAML syntax error: ${error?.message.split('\n')[0] ?? 'unreadable'}` });
+      problems.push({
+        file,
+        line: at,
+        message: `YAML syntax error: ${error?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unreadable'}`,
+      });
       continue;
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
