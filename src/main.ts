@@ -8,6 +8,7 @@ Usage:
   snapshot-webhook [serve] [flags]       serve AdmissionReviews over HTTPS (the default command)
   snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
+  snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook help [COMMAND]`;
 
 type Command = (argv: readonly string[]) => Promise<number>;
@@ -30,6 +31,10 @@ const commands: Readonly<Record<string, Command>> = {
     const { runReview } = await import('./cli/review-command.js');
     return runReview(argv);
   },
+  certs: async (argv) => {
+    const { runCerts } = await import('./certs/certs-command.js');
+    return runCerts(argv);
+  },
   help: async (argv) => {
     const topic = argv[0];
     const command = topic === undefined ? undefined : commands[topic];
@@ -48,7 +53,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands[first];
   if (command === undefined)
-    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, help`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, certs, help`);
   return command(argv.slice(1));
 }
 

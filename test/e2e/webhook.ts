@@ -7,7 +7,7 @@ import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
-const WEBHOOK_CONFIG = fileURLToPath(new URL('../../manifests/validating-webhook-configuration.yaml', import.meta.url));
+const WEBHOOK_CONFIG = fileURLToPath(new URL('../../manifests/base/validating-webhook-configuration.yaml', import.meta.url));
 
 export interface TestWebhook {
   readonly port: number;

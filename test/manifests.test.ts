@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { runCerts } from '../src/certs/certs-command.js';
+import { allRoutes } from '../src/rules/table.js';
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML is read freely here
+
+const quiet = (): void => undefined;
+const tmp = mkdtempSync(join(tmpdir(), 'sw-manifests-'));
+t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+cpSync('manifests', join(tmp, 'manifests'), { recursive: true, filter: (src) => !src.includes('/generated') });
+const generated = join(tmp, 'manifests/overlays/self-signed/generated');
+
+function render(dir: string): Doc[] {
+  const text = execFileSync('kubectl', ['kustomize', join(tmp, 'manifests', dir)], { encoding: 'utf8' });
+  return parseAllDocuments(text).map((d) => d.toJS() as Doc);
+}
+const one = (docs: Doc[], kind: string): Doc => {
+  const found = docs.filter((d) => d.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, found ${found.length}`);
+  return found[0] as Doc;
+};
+
+t.before(async () => {
+  await runCerts(['--service', 'snapshot-webhook', '--namespace', 'snapshot-webhook', '--out', generated], quiet);
+});
+
+const served = [...allRoutes().values()].map((r) => `${r.group}/${r.version}/${r.resource}`).sort();
+
+for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overlays/self-signed']) {
+  t.test(`${overlay || 'base'} renders and is consistent`, async (t) => {
+    const docs = render(overlay);
+    const hooks = one(docs, 'ValidatingWebhookConfiguration');
+    const service = one(docs, 'Service');
+    const deployment = one(docs, 'Deployment');
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+
+    const ruled = hooks.webhooks
+      .flatMap((w: Doc) =>
+        w.rules.flatMap((r: Doc) =>
+          r.apiGroups.flatMap((g: string) =>
+            r.apiVersions.flatMap((v: string) => r.resources.map((res: string) => `${g}/${v}/${res}`)),
+          ),
+        ),
+      )
+      .sort();
+    t.same(ruled, served, 'the rules name exactly the resources the server handles');
+    for (const w of hooks.webhooks) {
+      t.same(
+        w.rules.flatMap((r: Doc) => r.operations).sort(),
+        ['CREATE', 'UPDATE'].flatMap((o) => Array(w.rules.length).fill(o)).sort(),
+      );
+      t.equal(w.matchPolicy, 'Equivalent');
+      t.equal(w.sideEffects, 'None');
+      t.same(w.admissionReviewVersions, ['v1', 'v1beta1']);
+      t.ok(w.timeoutSeconds >= 1 && w.timeoutSeconds <= 10, 'timeoutSeconds set');
+      t.equal(w.failurePolicy, 'Fail');
+      const ref = w.clientConfig.service;
+      t.same([ref.name, ref.namespace], [service.metadata.name, service.metadata.namespace], 'clientConfig names the Service');
+      t.equal(ref.port, service.spec.ports[0].port, 'and its port');
+      t.equal(ref.path, '/validate');
+    }
+    t.equal(service.spec.ports[0].targetPort, container.ports[0].name, 'the Service targets the container port');
+    t.ok(container.args.includes(`--port=${container.ports[0].containerPort}`), 'the server listens on the container port');
+    t.same(service.spec.selector, deployment.spec.template.metadata.labels, 'the Service selects the pods');
+
+    // The restricted Pod Security profile.
+    const sc = container.securityContext;
+    t.equal(pod.securityContext.runAsNonRoot, true);
+    t.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+    t.equal(sc.allowPrivilegeEscalation, false);
+    t.equal(sc.readOnlyRootFilesystem, true);
+    t.same(sc.capabilities.drop, ['ALL']);
+    t.notOk(pod.hostNetwork || pod.hostPID || pod.hostIPC, 'no host namespaces');
+    t.ok(container.readinessProbe.httpGet.path === '/readyz' && container.livenessProbe.httpGet.path === '/healthz');
+    t.ok(container.resources.requests.memory && container.resources.limits.memory, 'memory sized');
+    t.equal(deployment.spec.replicas, 2);
+    t.equal(one(docs, 'PodDisruptionBudget').spec.maxUnavailable, 1, 'never blocks a drain');
+    const delay = Number(container.args.find((a: string) => a.startsWith('--shutdown-delay='))?.split('=')[1]);
+    t.ok(
+      pod.terminationGracePeriodSeconds > delay + Math.max(...hooks.webhooks.map((w: Doc) => w.timeoutSeconds)),
+      'the grace period fits the shutdown',
+    );
+    const secret = pod.volumes.find((v: Doc) => v.name === 'certs').secret.secretName;
+    t.equal(secret, 'snapshot-webhook-tls');
+
+    const role = docs.find((d) => d.kind === 'ClusterRole') as Doc;
+    t.same(
+      role.rules.filter((r: Doc) => r.resources).map((r: Doc) => [r.resources, r.verbs]),
+      [
+        [['volumesnapshotclasses'], ['get', 'list', 'watch']],
+        [['volumegroupsnapshotclasses'], ['get', 'list', 'watch']],
+      ],
+      'least privilege: read the class kinds only',
+    );
+
+    const dnsName = `${service.metadata.name}.${service.metadata.namespace}.svc`;
+    if (overlay === 'overlays/cert-manager') {
+      const serving = docs.find((d) => d.kind === 'Certificate' && d.metadata.name === 'snapshot-webhook-serving') as Doc;
+      t.ok(serving.spec.dnsNames.includes(dnsName), 'the certificate names the Service');
+      t.equal(serving.spec.secretName, secret);
+      t.equal(
+        hooks.metadata.annotations['cert-manager.io/inject-ca-from'],
+        `${serving.metadata.namespace}/${serving.metadata.name}`,
+      );
+    }
+    if (overlay === 'overlays/openshift') {
+      t.equal(service.metadata.annotations['service.beta.openshift.io/serving-cert-secret-name'], secret);
+      t.equal(hooks.metadata.annotations['service.beta.openshift.io/inject-cabundle'], 'true');
+      t.equal(pod.securityContext.runAsUser, undefined, 'the SCC assigns the user');
+    }
+    if (overlay === 'overlays/self-signed') {
+      const tlsSecret = one(docs, 'Secret');
+      t.equal(tlsSecret.metadata.name, secret);
+      const cert = new X509Certificate(Buffer.from(tlsSecret.data['tls.crt'], 'base64'));
+      t.match(cert.subjectAltName, `DNS:${dnsName}`, 'the certificate names the Service');
+      const bundle = Buffer.from(hooks.webhooks[0].clientConfig.caBundle, 'base64').toString();
+      t.ok(cert.verify(new X509Certificate(bundle).publicKey), 'the caBundle verifies the served certificate');
+      t.same(hooks.webhooks[1].clientConfig.caBundle, hooks.webhooks[0].clientConfig.caBundle);
+    }
+  });
+}
+
+t.test('the certs tool keeps its CA, and a rotation keeps the old CA in the bundle', async (t) => {
+  const out = join(tmp, 'rotate');
+  const read = (f: string): string => readFileSync(join(out, f), 'utf8');
+  {
+    await runCerts(['--out', out, '--service', 'hook', '--namespace', 'ns'], quiet);
+    const firstCa = read('ca.crt');
+    await runCerts(['--out', out, '--service', 'hook', '--namespace', 'ns'], quiet);
+    t.equal(read('ca.crt'), firstCa, 'a second run keeps the CA');
+    t.equal(read('ca-bundle.crt'), firstCa);
+    await runCerts(['--out', out, '--service', 'hook', '--namespace', 'ns', '--rotate'], quiet);
+    const secondCa = read('ca.crt');
+    t.not(secondCa, firstCa, 'rotation makes a new CA');
+    t.equal(read('ca-bundle.crt'), secondCa + firstCa, 'both CAs are trusted while the change rolls out');
+  }
+  const ca = new X509Certificate(read('ca.crt'));
+  const leaf = new X509Certificate(read('tls.crt'));
+  t.equal(ca.ca, true, 'the CA is marked as a CA');
+  t.equal(leaf.ca, false);
+  t.same(leaf.keyUsage, ['1.3.6.1.5.5.7.3.1'], 'server auth only');
+  t.equal(leaf.subjectAltName, 'DNS:hook.ns.svc, DNS:hook.ns.svc.cluster.local');
+  t.ok(leaf.verify(ca.publicKey), 'signed by the current CA');
+  t.match(leaf.toLegacyObject().asn1Curve ?? 'prime256v1', 'prime256v1');
+});
