@@ -57,7 +57,7 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
         ['CREATE', 'UPDATE'].flatMap((o) => Array(w.rules.length).fill(o)).sort(),
       );
       t.equal(w.matchPolicy, 'Equivalent');
-      t.equal(w.sideEffects, 'None');
+      t.equal(w.sideEffects, 'NoneOnDryRun', 'events are recorded, never on dry runs');
       t.same(w.admissionReviewVersions, ['v1', 'v1beta1']);
       t.ok(w.timeoutSeconds >= 1 && w.timeoutSeconds <= 10, 'timeoutSeconds set');
       t.equal(w.failurePolicy, 'Fail');
@@ -96,8 +96,9 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       [
         [['volumesnapshotclasses'], ['get', 'list', 'watch']],
         [['volumegroupsnapshotclasses'], ['get', 'list', 'watch']],
+        [['events'], ['create', 'patch']],
       ],
-      'least privilege: read the class kinds only',
+      'least privilege: read the class kinds, write events',
     );
 
     const dnsName = `${service.metadata.name}.${service.metadata.namespace}.svc`;

@@ -1,14 +1,17 @@
 import {
   ApisApi,
+  CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
   ListWatch,
   Watch,
+  type CoreV1Event,
   type KubernetesListObject,
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
+import type { EventSink } from './denial-events.js';
 
 /** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -42,6 +45,16 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
       informer.on('delete', (o) => handlers.deleted(o as SnapshotClass));
       informer.on('error', (error: unknown) => handlers.failed(error));
       return { start: () => informer.start(), stop: () => void informer.stop() };
+    },
+  };
+}
+
+/** Writes core/v1 Events (denial events on the objects). */
+export function eventSink(kc: KubeConfig): EventSink {
+  const core = kc.makeApiClient(CoreV1Api);
+  return {
+    create: async (event) => {
+      await core.createNamespacedEvent({ namespace: event.metadata.namespace, body: event as CoreV1Event });
     },
   };
 }

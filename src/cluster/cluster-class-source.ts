@@ -1,7 +1,7 @@
 import { ClassIndex } from '../classes/class-index.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
-import { clientNodeApi, loadKubeConfig } from './client-node-api.js';
+import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
 import { ClassWatchers } from './class-watchers.js';
 
 export interface ClusterSourceOptions {
@@ -25,5 +25,7 @@ export function clusterClassSource(options: ClusterSourceOptions): ClusterClassS
     start: () => watchers.start(),
     stop: async () => watchers.stop(),
     notReadyReasons: () => watchers.notReadyReasons(),
+    cacheStatus: watchers,
+    eventSink: eventSink(kc),
   };
 }

@@ -10,6 +10,7 @@ import {
 } from '../admission/errors.js';
 import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
+import type { WebhookMetrics } from './metrics.js';
 import { redactForLog } from '../log/redact.js';
 import { MIN_TLS_VERSION } from './tls.js';
 
@@ -36,9 +37,18 @@ export interface AppOptions {
   readonly readiness: Readiness;
   /** Serving certificate and key; omitted for plain HTTP (in-process tests with inject only). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Called after every answered admission request (metrics, events). */
+  /** Called after every answered admission request (events). */
   readonly onDecision?: (outcome: ReviewOutcome, durationMs: number) => void;
+  readonly metrics?: WebhookMetrics;
+  /** True once shutdown began: answers then carry `Connection: close` so clients stop reusing connections. */
+  readonly closing?: () => boolean;
 }
+
+/**
+ * Below the webhook's timeoutSeconds (5 s): a client that has not sent its whole body by then gets a 408 from
+ * us rather than a timeout at the apiserver, and a slow sender cannot hold a connection open for long.
+ */
+export const REQUEST_TIMEOUT_MS = 4_000;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -89,11 +99,12 @@ function translate(error: FastifyError, request: FastifyRequest): FastifyError {
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
-  const { logger, review, readiness, onDecision } = options;
+  const { logger, review, readiness, onDecision, metrics, closing } = options;
   const app = Fastify({
     ...(options.tls === undefined ? {} : { https: { ...options.tls, minVersion: MIN_TLS_VERSION } }),
     bodyLimit: BODY_LIMIT,
     keepAliveTimeout: KEEP_ALIVE_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Our own line per decision replaces fastify's two lines per request.
     logger: false,
     // Requests that arrive while closing are still answered: a 503 would fail an apiserver call.
@@ -111,6 +122,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mapped = translate(error, request);
     const statusCode = mapped.statusCode !== undefined && mapped.statusCode >= 400 ? mapped.statusCode : 500;
+    metrics?.malformedRequest(mapped.code ?? 'SW_ERROR');
     if (statusCode >= 500) logger.error({ err: error, url: request.url }, 'unexpected error answering a request');
     else logger.debug({ code: mapped.code, url: request.url, message: mapped.message }, 'rejected a malformed request');
     return reply.code(statusCode).send(errorBody(mapped, statusCode));
@@ -126,9 +138,25 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const outcome = reviewAdmission(request.body, review);
     const durationMs = performance.now() - started;
     logDecision(logger, outcome, durationMs);
+    metrics?.observe(outcome, durationMs);
     onDecision?.(outcome, durationMs);
     return reply.send(outcome.body);
   };
+  if (metrics !== undefined) {
+    const admission = (request: FastifyRequest): boolean => (ADMISSION_PATHS as readonly string[]).includes(request.url);
+    app.addHook('onRequest', async (request) => {
+      if (admission(request)) metrics.inFlight.inc();
+    });
+    app.addHook('onResponse', async (request) => {
+      if (admission(request)) metrics.inFlight.dec();
+    });
+    app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
+  }
+  if (closing !== undefined) {
+    app.addHook('onSend', async (_request, reply) => {
+      if (closing()) reply.header('connection', 'close');
+    });
+  }
   for (const path of ADMISSION_PATHS) app.post(path, admit);
 
   app.get('/healthz', async (_request, reply) => reply.type('text/plain').send('ok'));

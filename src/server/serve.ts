@@ -11,6 +11,9 @@ import { decoders } from '../schemas/validators.js';
 import { allRoutes } from '../rules/table.js';
 import { buildApp, type Readiness } from './app.js';
 import { ServingCertificate } from './serving-certificate.js';
+import { WebhookMetrics } from './metrics.js';
+import { DenialEvents } from '../cluster/denial-events.js';
+import type { ReviewOutcome } from '../admission/review.js';
 import { MIN_TLS_VERSION } from './tls.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -75,6 +78,17 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     },
   };
   const tls = certificate.current ?? (await placeholderTls());
+  const metrics = new WebhookMetrics({
+    ...(classes.cacheStatus === undefined ? {} : { cache: classes.cacheStatus }),
+    certificateSecondsLeft: () => {
+      const notAfter = certificate.current?.notAfter;
+      return notAfter === undefined ? undefined : (notAfter.getTime() - Date.now()) / 1000;
+    },
+  });
+  const events =
+    classes.eventSink === undefined
+      ? undefined
+      : new DenialEvents(classes.eventSink, logger, undefined, (r) => metrics.eventResult(r));
   const app = buildApp({
     review: {
       classes: classes.index,
@@ -85,6 +99,9 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     logger,
     readiness,
     tls: { cert: tls.cert, key: tls.key },
+    metrics,
+    closing: () => stopping,
+    ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),
   });
   listener.tls = app.server as unknown as TlsServer;
   await classes.start();
@@ -107,6 +124,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       logger.info({ reason, delayMs: options.shutdownDelayMs }, 'shutting down: not ready, still serving while endpoints drain');
       await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
       await running.close();
+      await events?.drain();
       certificate.stop();
       await classes.stop();
       logger.info('stopped');

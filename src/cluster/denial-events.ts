@@ -1,0 +1,142 @@
+import { hostname } from 'node:os';
+import type { ReviewOutcome } from '../admission/review.js';
+import type { Logger } from '../log/logger.js';
+
+/** A Kubernetes core/v1 Event, the fields we set. */
+export interface DenialEvent {
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly involvedObject: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
+  readonly reason: string;
+  readonly message: string;
+  readonly type: 'Warning';
+  readonly source: { readonly component: string };
+  readonly reportingComponent: string;
+  readonly reportingInstance: string;
+  readonly firstTimestamp: Date;
+  readonly lastTimestamp: Date;
+  readonly count: number;
+}
+
+export interface EventSink {
+  create(event: DenialEvent): Promise<void>;
+}
+
+export interface EventLimits {
+  /** Events waiting to be sent; more are dropped (counted, logged), never delaying an answer. */
+  readonly queueMax: number;
+  /** The same denial of the same object is recorded at most once per this long. */
+  readonly perObjectMs: number;
+}
+
+/** 100 pending events is far more than a healthy cluster makes; one per object a minute keeps a retry loop quiet. */
+export const DEFAULT_EVENT_LIMITS: EventLimits = { queueMax: 100, perObjectMs: 60_000 };
+
+export type EventResult = 'sent' | 'failed' | 'dropped' | 'limited';
+
+/**
+ * Records a Kubernetes Event on an existing object whose UPDATE was denied, so `kubectl describe` shows why
+ * (the MicroShift design: "post errors to the problem object as Events"). Asynchronous: the admission answer
+ * never waits for it; failures are only logged. Never for dry-run requests. A denied CREATE gets no Event:
+ * the object does not exist, and the user already has the message as the API error.
+ */
+export class DenialEvents {
+  private readonly queue: DenialEvent[] = [];
+  private readonly lastSent = new Map<string, number>();
+  private sending: Promise<void> | undefined;
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly logger: Logger,
+    private readonly limits: EventLimits = DEFAULT_EVENT_LIMITS,
+    private readonly count: (result: EventResult) => void = () => undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  record(outcome: ReviewOutcome): void {
+    const { request, decision } = outcome;
+    if (request.operation !== 'UPDATE' || decision.allowed || request.dryRun === true || decision.denial === undefined) return;
+    const object = request.object as {
+      apiVersion?: string;
+      kind?: string;
+      metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+    };
+    const name = object.metadata?.name ?? request.name;
+    if (name === undefined) return;
+    const namespace = object.metadata?.namespace ?? request.namespace;
+    const key = `${request.resource.resource}/${namespace ?? ''}/${name}/${decision.denial.message}`;
+    const now = this.now();
+    const last = this.lastSent.get(key);
+    if (last !== undefined && now - last < this.limits.perObjectMs) {
+      this.count('limited');
+      return;
+    }
+    if (this.queue.length >= this.limits.queueMax) {
+      this.count('dropped');
+      this.logger.warn({ queued: this.queue.length }, 'denial event queue full; event dropped');
+      return;
+    }
+    this.lastSent.set(key, now);
+    this.forgetOld(now);
+    const at = new Date(now);
+    this.queue.push({
+      // Cluster-scoped objects get their events in `default`, as the kubelet does for Nodes.
+      metadata: {
+        name: `${name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
+        namespace: namespace ?? 'default',
+      },
+      involvedObject: {
+        apiVersion: object.apiVersion ?? `${request.kind.group}/${request.kind.version}`,
+        kind: object.kind ?? request.kind.kind,
+        name,
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(object.metadata?.uid === undefined ? {} : { uid: object.metadata.uid }),
+        ...(object.metadata?.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion }),
+      },
+      reason: 'FailedValidation',
+      message: `update denied by snapshot-webhook: ${decision.denial.message}`.slice(0, 1024),
+      type: 'Warning',
+      source: { component: 'snapshot-webhook' },
+      reportingComponent: 'snapshot-webhook',
+      reportingInstance: hostname(),
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    });
+    this.sending ??= this.send().finally(() => (this.sending = undefined));
+  }
+
+  /** The rate-limit memory stays small: entries older than the window are dropped. */
+  private forgetOld(now: number): void {
+    if (this.lastSent.size < 1000) return;
+    for (const [key, at] of this.lastSent) if (now - at >= this.limits.perObjectMs) this.lastSent.delete(key);
+  }
+
+  /** Sends one event at a time until the queue is empty. Never throws. */
+  private async send(): Promise<void> {
+    for (let event = this.queue.shift(); event !== undefined; event = this.queue.shift()) {
+      try {
+        await this.sink.create(event);
+        this.count('sent');
+      } catch (error) {
+        this.count('failed');
+        this.logger.warn({ err: (error as Error).message, object: event.involvedObject.name }, 'could not record a denial event');
+      }
+    }
+  }
+
+  /** Resolves when every queued event has been sent or has failed (at shutdown). */
+  async drain(): Promise<void> {
+    while (this.sending !== undefined) await this.sending;
+  }
+
+  pending(): number {
+    return this.queue.length;
+  }
+}

@@ -1,0 +1,169 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ReviewOutcome } from '../admission/review.js';
+import type { ClassKind } from '../classes/class-view.js';
+
+const PREFIX = 'snapshot_webhook_';
+
+/** What the class cache reports for metrics; absent in standalone mode. */
+export interface CacheStatus {
+  status(): readonly {
+    kind: ClassKind;
+    synced: boolean;
+    objects: number;
+    restarts: number;
+    secondsSinceLastEvent: number | undefined;
+  }[];
+}
+
+export interface MetricSources {
+  readonly cache?: CacheStatus;
+  /** Seconds until the serving certificate expires; undefined when none is loaded. */
+  readonly certificateSecondsLeft: () => number | undefined;
+}
+
+/**
+ * Prometheus metrics (prom-client), served on the admission port at GET /metrics. Every name has the
+ * `snapshot_webhook_` prefix; docs/metrics.md lists them with alert rules.
+ */
+export class WebhookMetrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: `${PREFIX}admission_requests_total`,
+    help: 'Admission requests answered, by API group, resource, operation and decision (allowed, denied, warned).',
+    labelNames: ['group', 'resource', 'operation', 'decision'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: `${PREFIX}admission_duration_seconds`,
+    help: 'Time from a parsed body to the answer, in seconds.',
+    labelNames: ['resource'] as const,
+    // Decisions take tens of microseconds; the top buckets catch GC pauses and a starved event loop.
+    buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: `${PREFIX}admission_in_flight_requests`,
+    help: 'Admission requests being answered now.',
+    registers: [this.registry],
+  });
+  private readonly malformed = new Counter({
+    name: `${PREFIX}malformed_requests_total`,
+    help: 'Requests refused before the rules ran (HTTP 4xx), by error code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  private readonly denials = new Counter({
+    name: `${PREFIX}rule_findings_total`,
+    help: 'Rule findings by rule and effect (denied, warned: a denial softened by warn mode, warning).',
+    labelNames: ['rule', 'effect'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly events = new Counter({
+    name: `${PREFIX}denial_events_total`,
+    help: 'Kubernetes Events for denied UPDATEs, by result (sent, failed, dropped: queue full, limited: rate limit).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    const cache = sources.cache;
+    const byKind = <T>(
+      pick: (s: ReturnType<CacheStatus['status']>[number]) => T | undefined,
+      set: (kind: ClassKind, v: T) => void,
+    ): void => {
+      for (const s of cache?.status() ?? []) {
+        const value = pick(s);
+        if (value !== undefined) set(s.kind, value);
+      }
+    };
+    new Gauge({
+      name: `${PREFIX}class_cache_synced`,
+      help: '1 when the class cache of a kind has listed at least once and its watch is healthy.',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        byKind(
+          (s) => (s.synced ? 1 : 0),
+          (kind, v) => this.set({ kind }, v),
+        );
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}class_cache_objects`,
+      help: 'Classes in the cache, by kind.',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        byKind(
+          (s) => s.objects,
+          (kind, v) => this.set({ kind }, v),
+        );
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}class_cache_seconds_since_last_event`,
+      help: 'Seconds since the last list or watch event of a kind (how stale the cache may be).',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        byKind(
+          (s) => s.secondsSinceLastEvent,
+          (kind, v) => this.set({ kind }, v),
+        );
+      },
+    });
+    new Counter({
+      name: `${PREFIX}informer_restarts_total`,
+      help: 'Informer restarts after a watch failed, by kind.',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        byKind(
+          (s) => s.restarts,
+          (kind, v) => this.inc({ kind }, v),
+        );
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}serving_certificate_expiry_seconds`,
+      help: 'Seconds until the serving certificate expires (negative once expired).',
+      registers: [this.registry],
+      collect() {
+        const left = sources.certificateSecondsLeft();
+        if (left !== undefined) this.set(left);
+      },
+    });
+  }
+
+  observe(outcome: ReviewOutcome, durationMs: number): void {
+    const { request, decision, evaluation } = outcome;
+    const effect = decision.allowed ? (decision.softened ? 'warned' : 'allowed') : 'denied';
+    this.requests.inc({
+      group: request.resource.group,
+      resource: request.resource.resource,
+      operation: request.operation,
+      decision: effect,
+    });
+    this.duration.observe({ resource: request.resource.resource }, durationMs / 1000);
+    for (const finding of evaluation.findings) {
+      // A denying finding in an allowed answer was softened by warn mode.
+      const kind = finding.warning === true ? 'warning' : decision.allowed ? 'warned' : 'denied';
+      this.denials.inc({ rule: finding.rule, effect: kind });
+    }
+  }
+
+  eventResult(result: string): void {
+    this.events.inc({ result });
+  }
+
+  malformedRequest(code: string): void {
+    this.malformed.inc({ code });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,80 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { devCertPaths, ensureDevCerts } from '../src/certs/dev-certs.js';
+import { FIXTURES } from './helpers/fixtures.js';
+import { httpsRequest } from './helpers/https.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-shutdown-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+t.test('SIGTERM: not ready at once, keeps serving through the delay, no accepted request fails, exit 0', async (t) => {
+  await ensureDevCerts(dir);
+  const paths = devCertPaths(dir);
+  const ca = readFileSync(paths.caFile);
+  const child = spawn(
+    process.execPath,
+    [
+      'dist/main.js',
+      'serve',
+      `--tls-cert-file=${paths.certFile}`,
+      `--tls-private-key-file=${paths.keyFile}`,
+      '--port=0',
+      '--bind-address=127.0.0.1',
+      '--classes-from=test/fixtures/classes',
+      '--shutdown-delay=1',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+  );
+  t.teardown(() => void child.kill('SIGKILL'));
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /"port":(\d+),"classes"/.exec(output);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', () => reject(new Error(`server exited: ${output}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const body = readFileSync(`${FIXTURES}samples/second-default-class.json`, 'utf8');
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  t.teardown(() => agent.destroy());
+  const outcomes = { ok: 0, refused: 0, failed: [] as string[] };
+  let sigtermAt = 0;
+  let closed = false;
+  const worker = async (): Promise<void> => {
+    while (!closed) {
+      try {
+        const answer = await httpsRequest(port, { path: '/validate', body, ca, agent });
+        if (answer.status === 200 && answer.body.includes('"allowed":false')) outcomes.ok += 1;
+        else outcomes.failed.push(`status ${answer.status}`);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // Refused: the listener is closed, so the request was never accepted (the apiserver tries another endpoint).
+        if (code === 'ECONNREFUSED') {
+          outcomes.refused += 1;
+          closed = true;
+        } else outcomes.failed.push(`${code ?? ''} ${(error as Error).message}`);
+      }
+    }
+  };
+  const workers = Array.from({ length: 4 }, worker);
+  await new Promise((r) => setTimeout(r, 300));
+  sigtermAt = Date.now();
+  child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 200));
+  const readiness = await httpsRequest(port, { method: 'GET', path: '/readyz', ca });
+  t.same([readiness.status, readiness.body], [503, 'not ready: shutting down'], 'not ready during the delay');
+  const code = await exited;
+  closed = true;
+  await Promise.all(workers);
+  t.equal(code, 0, 'exit 0');
+  t.ok(Date.now() - sigtermAt < 5000, 'well within the grace period');
+  t.same(outcomes.failed, [], `no accepted request failed (${outcomes.ok} answered)`);
+  t.ok(outcomes.ok > 20, 'requests were answered while draining');
+  t.match(output, '"msg":"stopped"');
+});
