@@ -60,7 +60,7 @@ t.test('environment variables, and the command line wins', async (t) => {
 });
 
 t.test('one-line errors naming the flag', async (t) => {
-  const cases: [string[], string][] = [
+  const cases: [string[], string | RegExp][] = [
     [[], '--tls-cert-file is required (or set SNAPSHOT_WEBHOOK_TLS_CERT_FILE)'],
     [[...REQUIRED, '--port=x'], 'flag (--port): expected a whole number between 0 and 65535, got "x"'],
     [[...REQUIRED, '--port='], 'flag (--port): expected a whole number between 0 and 65535, got ""'],
