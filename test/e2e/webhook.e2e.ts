@@ -51,7 +51,7 @@ interface Target {
   plural: string;
 }
 type KubeObject = {
-  metadata: { name: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string> };
+  metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string; annotations?: Record<string, string> };
 } & Record<string, unknown>;
 
 /** The apiserver's error message, from a client-node ApiException. */
@@ -279,4 +279,28 @@ t.test('20 concurrent default creates for one new driver: exactly one is admitte
     ),
     'the others name the winner',
   );
+});
+
+t.test('a denied UPDATE leaves a FailedValidation event on the object', async (t) => {
+  const target: Target = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots' };
+  const snap = await create(target, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: 'evented', namespace: NAMESPACE },
+    spec: { source: { persistentVolumeClaimName: 'pvc-1' } },
+  } as KubeObject);
+  (snap.spec as { source: Record<string, string> }).source.persistentVolumeClaimName = 'pvc-2';
+  const denied = await rejection(replace(target, snap));
+  t.match(denied, 'Spec.Source.PersistentVolumeClaimName is immutable but was changed from pvc-1 to pvc-2');
+  const kc = new KubeConfig();
+  kc.loadFromFile((cluster as TestCluster).kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  let message = '';
+  await waitFor('the denial event', async () => {
+    const events = await core.listNamespacedEvent({ namespace: NAMESPACE, fieldSelector: 'involvedObject.name=evented' });
+    const found = events.items.find((e) => e.reason === 'FailedValidation');
+    message = found?.message ?? '';
+    return found !== undefined && found.type === 'Warning' && found.involvedObject.uid === snap.metadata.uid;
+  }, 5_000);
+  t.equal(message, 'update denied by snapshot-webhook: Spec.Source.PersistentVolumeClaimName is immutable but was changed from pvc-1 to pvc-2');
 });
