@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.tap/', 'coverage/', 'src/schemas/types.ts'] },
+  { ignores: ['dist/', 'node_modules/', '.tap/', 'coverage/', 'src/schemas/types.ts', 'src/schemas/validators.generated.ts'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -1,6 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type {
   AdmissionReview,
   SnapshotClass,
@@ -9,9 +7,7 @@ import type {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from './types.js';
-
-/** The schemas folder sits two levels above both src/schemas and dist/schemas. */
-const SCHEMA_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
+import * as compiled from './validators.generated.js';
 
 export type Decoder<T> = ValidateFunction<T>;
 
@@ -24,33 +20,21 @@ export interface Decoders {
   readonly snapshotClass: Decoder<SnapshotClass>;
 }
 
-function compileAll(): Decoders {
-  // allErrors off: the first problem is what the user needs, and stopping early is cheaper.
-  const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
-  for (const file of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json'))) {
-    ajv.addSchema(JSON.parse(readFileSync(SCHEMA_DIR + file, 'utf8')) as object);
-  }
-  const get = <T>(id: string): Decoder<T> => {
-    const validate = ajv.getSchema<T>(id);
-    if (validate === undefined) throw new Error(`schema ${id} is missing from ${SCHEMA_DIR}`);
-    return validate;
-  };
-  return {
-    admissionReview: get('admission-review.schema.json'),
-    volumeSnapshot: get('volume-snapshot.schema.json'),
-    volumeSnapshotContent: get('volume-snapshot-content.schema.json'),
-    volumeGroupSnapshot: get('volume-group-snapshot.schema.json'),
-    volumeGroupSnapshotContent: get('volume-group-snapshot-content.schema.json'),
-    snapshotClass: get('snapshot-class.schema.json'),
-  };
-}
+/**
+ * The validators, compiled ahead of time from schemas/*.schema.json by schemas/compile-validators.mjs (Ajv
+ * standalone code): nothing is read or compiled at start, and the server needs no schema files at run time.
+ */
+const COMPILED: Decoders = {
+  admissionReview: compiled.admissionReview as unknown as Decoder<AdmissionReview>,
+  volumeSnapshot: compiled.volumeSnapshot as unknown as Decoder<VolumeSnapshot>,
+  volumeSnapshotContent: compiled.volumeSnapshotContent as unknown as Decoder<VolumeSnapshotContent>,
+  volumeGroupSnapshot: compiled.volumeGroupSnapshot as unknown as Decoder<VolumeGroupSnapshot>,
+  volumeGroupSnapshotContent: compiled.volumeGroupSnapshotContent as unknown as Decoder<VolumeGroupSnapshotContent>,
+  snapshotClass: compiled.snapshotClass as unknown as Decoder<SnapshotClass>,
+};
 
-let compiled: Decoders | undefined;
-
-/** Compiled once per process, on first use (at start for the server). */
 export function decoders(): Decoders {
-  compiled ??= compileAll();
-  return compiled;
+  return COMPILED;
 }
 
 /** One line saying what is wrong, e.g. `/spec/source/volumeHandle must be string,null`. */

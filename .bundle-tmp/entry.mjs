@@ -1,0 +1,2 @@
+import { KubeConfig, ListWatch, Watch } from '@kubernetes/client-node';
+globalThis.x = [KubeConfig, ListWatch, Watch];
