@@ -18,7 +18,7 @@ t.test('SIGTERM: not ready at once, keeps serving through the delay, no accepted
   const child = spawn(
     process.execPath,
     [
-      'dist/main.js',
+      'dist/bundle/main.js',
       'serve',
       `--tls-cert-file=${paths.certFile}`,
       `--tls-private-key-file=${paths.keyFile}`,

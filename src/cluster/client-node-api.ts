@@ -1,17 +1,8 @@
-import {
-  ApisApi,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  ListWatch,
-  Watch,
-  type CoreV1Event,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
 import type { EventSink } from './denial-events.js';
+import { kubeRequest } from './kube-http.js';
 
 /** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -23,11 +14,9 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
 
 /** The ClusterApi of a real cluster, through @kubernetes/client-node's informer machinery (ListWatch). */
 export function clientNodeApi(kc: KubeConfig): ClusterApi {
-  const apis = kc.makeApiClient(ApisApi);
-  const custom = kc.makeApiClient(CustomObjectsApi);
   return {
     async servedGroups() {
-      const list = await apis.getAPIVersions();
+      const list = await kubeRequest<{ groups: { name: string; preferredVersion?: { version: string } }[] }>(kc, 'GET', '/apis');
       return new Map(
         list.groups.flatMap((g) => (g.preferredVersion === undefined ? [] : [[g.name, g.preferredVersion.version] as const])),
       );
@@ -35,7 +24,7 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
     watchClasses(resource: ClassResource, handlers: WatchHandlers): ClassWatch {
       const path = `/apis/${resource.group}/${resource.version}/${resource.plural}`;
       const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-        const result = (await custom.listClusterCustomObject({ ...resource })) as KubernetesListObject<KubernetesObject>;
+        const result = await kubeRequest<KubernetesListObject<KubernetesObject>>(kc, 'GET', path);
         handlers.listed(result.items as SnapshotClass[]);
         return result;
       };
@@ -51,10 +40,10 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
 
 /** Writes core/v1 Events (denial events on the objects). */
 export function eventSink(kc: KubeConfig): EventSink {
-  const core = kc.makeApiClient(CoreV1Api);
   return {
     create: async (event) => {
-      await core.createNamespacedEvent({ namespace: event.metadata.namespace, body: event as CoreV1Event });
+      const body = { apiVersion: 'v1', kind: 'Event', ...event };
+      await kubeRequest(kc, 'POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, body);
     },
   };
 }

@@ -3,7 +3,7 @@ import { CLASS_KINDS } from '../classes/class-view.js';
 import { CLASS_RESOURCES } from './class-watchers.js';
 import { clientNodeApi, loadKubeConfig } from './client-node-api.js';
 import { statusOf } from './cluster-api.js';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { kubeRequest } from './kube-http.js';
 import type { SnapshotClass } from '../schemas/types.js';
 
 /**
@@ -13,13 +13,12 @@ import type { SnapshotClass } from '../schemas/types.js';
 export async function listClusterClasses(kubeconfig: string, index: ClassIndex): Promise<void> {
   const kc = loadKubeConfig(kubeconfig);
   const groups = await clientNodeApi(kc).servedGroups();
-  const custom = kc.makeApiClient(CustomObjectsApi);
   for (const kind of CLASS_KINDS) {
     const { group, plural } = CLASS_RESOURCES[kind];
     const version = groups.get(group);
     if (version === undefined) continue;
     try {
-      const list = (await custom.listClusterCustomObject({ group, version, plural })) as { items: SnapshotClass[] };
+      const list = await kubeRequest<{ items: SnapshotClass[] }>(kc, 'GET', `/apis/${group}/${version}/${plural}`);
       for (const item of list.items) index.upsert(kind, item);
     } catch (error) {
       if (statusOf(error) !== 404) throw new Error(`cannot list ${plural}: ${(error as Error).message}`, { cause: error });

@@ -1,8 +1,9 @@
 // Tests what can be tested of the container image without a container engine: the build context that
-// .dockerignore lets through, and that `npm ci --omit=dev` plus the built output starts the server, as the
-// image's last stage does. Prints `N passed, N failed`.
+// .dockerignore lets through; that `npm ci --omit=dev` plus the built output starts the server; and that what
+// the image's last stage holds (package.json and dist/bundle, no node_modules) starts too.
+// Prints `N passed, N failed`.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sw-image-'));
+const servers = [];
 let passed = 0;
 let failed = 0;
 const check = (ok, what) => {
@@ -18,57 +20,10 @@ const check = (ok, what) => {
   else failed += 1;
 };
 
-let server;
-try {
-  // 1. The build context: the Containerfile's COPY sources are all in it, and nothing secret or bulky is.
-  const context = readFileSync(join(root, '.dockerignore'), 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('!'))
-    .map((l) => l.slice(1));
-  const copied = [...readFileSync(join(root, 'Containerfile'), 'utf8').matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
-    m[1].split(' '),
-  );
-  check(
-    copied.every((c) => context.includes(c)),
-    `the build context holds every COPY source (${copied.join(', ')})`,
-  );
-  check(
-    !context.some((c) => /certs|node_modules|\.git|generated/.test(c)),
-    'no certificates, node_modules or .git in the context',
-  );
-
-  // 2. The last stage: production dependencies only, plus the built output and the schemas.
-  for (const p of ['package.json', 'package-lock.json']) cpSync(join(root, p), join(work, p));
-  execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: work, stdio: 'pipe' });
-  cpSync(join(root, 'dist'), join(work, 'dist'), { recursive: true });
-  cpSync(join(root, 'schemas'), join(work, 'schemas'), { recursive: true, filter: (s) => !s.endsWith('.mjs') });
-  check(
-    !existsSync(join(work, 'node_modules/typescript')) && !existsSync(join(work, 'node_modules/tap')),
-    'no dev dependencies installed',
-  );
-  execFileSync(
-    process.execPath,
-    [join(work, 'dist/main.js'), 'certs', '--out', join(work, 'certs'), '--service', 'localhost', '--namespace', 'x'],
-    { stdio: 'pipe' },
-  );
-  const port = 18000 + Math.floor(Math.random() * 1000);
-  server = spawn(
-    process.execPath,
-    [
-      join(work, 'dist/main.js'),
-      'serve',
-      `--tls-cert-file=${join(work, 'certs/tls.crt')}`,
-      `--tls-private-key-file=${join(work, 'certs/tls.key')}`,
-      `--port=${port}`,
-      '--bind-address=127.0.0.1',
-      `--classes-from=${join(root, 'test/fixtures/classes')}`,
-      '--shutdown-delay=0',
-    ],
-    { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', NODE_ENV: 'production' } },
-  );
-  const ca = readFileSync(join(work, 'certs/ca.crt'));
-  const ready = await new Promise((resolve) => {
+function waitReady(port, ca) {
+  return new Promise((resolve) => {
     const deadline = Date.now() + 15_000;
+    const retry = () => (Date.now() > deadline ? resolve(false) : setTimeout(poll, 200));
     const poll = () => {
       const req = request(
         { host: '127.0.0.1', port, path: '/readyz', ca, servername: 'localhost.x.svc', timeout: 1000 },
@@ -81,14 +36,65 @@ try {
       req.on('error', retry);
       req.end();
     };
-    const retry = () => (Date.now() > deadline ? resolve(false) : setTimeout(poll, 200));
     poll();
   });
-  check(ready, 'the production install starts and becomes ready');
+}
+
+async function startsAndBecomesReady(dir, what) {
+  const main = join(dir, 'dist/bundle/main.js');
+  const certs = join(dir, 'certs');
+  execFileSync(process.execPath, [main, 'certs', '--out', certs, '--service', 'localhost', '--namespace', 'x'], {
+    stdio: 'pipe',
+  });
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const args = [main, 'serve', `--tls-cert-file=${certs}/tls.crt`, `--tls-private-key-file=${certs}/tls.key`, `--port=${port}`];
+  args.push('--bind-address=127.0.0.1', `--classes-from=${join(root, 'test/fixtures/classes')}`, '--shutdown-delay=0');
+  const server = spawn(process.execPath, args, {
+    cwd: dir,
+    stdio: 'ignore',
+    env: { ...process.env, KUBECONFIG: '', NODE_ENV: 'production' },
+  });
+  servers.push(server);
+  check(await waitReady(port, readFileSync(join(certs, 'ca.crt'))), what);
+  server.kill('SIGTERM');
+}
+
+try {
+  // 1. The build context: every COPY source of the Containerfile is in it; nothing secret or bulky is.
+  const dockerignore = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
+  const context = dockerignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
+  const containerfile = readFileSync(join(root, 'Containerfile'), 'utf8');
+  const copied = [...containerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1].split(' '));
+  check(
+    copied.every((c) => context.includes(c)),
+    `the build context holds every COPY source (${copied.join(', ')})`,
+  );
+  check(
+    !context.some((c) => /certs|node_modules|\.git|generated/.test(c)),
+    'no certificates, node_modules or .git in the context',
+  );
+
+  // 2. Production dependencies only, plus the built output.
+  const prod = join(work, 'prod');
+  mkdirSync(prod);
+  for (const p of ['package.json', 'package-lock.json']) cpSync(join(root, p), join(prod, p));
+  execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: prod, stdio: 'pipe' });
+  cpSync(join(root, 'dist'), join(prod, 'dist'), { recursive: true });
+  check(
+    !existsSync(join(prod, 'node_modules/typescript')) && !existsSync(join(prod, 'node_modules/tap')),
+    'no dev dependencies installed',
+  );
+  await startsAndBecomesReady(prod, 'npm ci --omit=dev plus the built output starts and becomes ready');
+
+  // 3. The image's last stage: package.json and dist/bundle, no node_modules at all.
+  const image = join(work, 'image');
+  cpSync(join(root, 'package.json'), join(image, 'package.json'));
+  cpSync(join(root, 'dist/bundle'), join(image, 'dist/bundle'), { recursive: true });
+  await startsAndBecomesReady(image, 'the image content (dist/bundle, no node_modules) starts and becomes ready');
 } catch (error) {
   check(false, `container smoke: ${error.message}`);
 } finally {
-  server?.kill('SIGTERM');
+  for (const server of servers) server.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
 }
 console.log(`container: ${passed} passed, ${failed} failed`);

@@ -22,7 +22,7 @@ if (missing) {
   console.log('e2e: 0 passed, 1 failed');
   process.exit(1);
 }
-if (!existsSync(`${root}dist/main.js`)) spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+if (!existsSync(`${root}dist/bundle/main.js`)) spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
 const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test/e2e/webhook.e2e.ts'];
 const started = Date.now();
 const run = spawnSync('npx', ['tap', '--reporter=tap', '--disable-coverage', '--timeout=300', ...files], {

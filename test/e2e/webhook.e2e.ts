@@ -296,11 +296,18 @@ t.test('a denied UPDATE leaves a FailedValidation event on the object', async (t
   kc.loadFromFile((cluster as TestCluster).kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   let message = '';
-  await waitFor('the denial event', async () => {
-    const events = await core.listNamespacedEvent({ namespace: NAMESPACE, fieldSelector: 'involvedObject.name=evented' });
-    const found = events.items.find((e) => e.reason === 'FailedValidation');
-    message = found?.message ?? '';
-    return found !== undefined && found.type === 'Warning' && found.involvedObject.uid === snap.metadata.uid;
-  }, 5_000);
-  t.equal(message, 'update denied by snapshot-webhook: Spec.Source.PersistentVolumeClaimName is immutable but was changed from pvc-1 to pvc-2');
+  await waitFor(
+    'the denial event',
+    async () => {
+      const events = await core.listNamespacedEvent({ namespace: NAMESPACE, fieldSelector: 'involvedObject.name=evented' });
+      const found = events.items.find((e) => e.reason === 'FailedValidation');
+      message = found?.message ?? '';
+      return found !== undefined && found.type === 'Warning' && found.involvedObject.uid === snap.metadata.uid;
+    },
+    5_000,
+  );
+  t.equal(
+    message,
+    'update denied by snapshot-webhook: Spec.Source.PersistentVolumeClaimName is immutable but was changed from pvc-1 to pvc-2',
+  );
 });

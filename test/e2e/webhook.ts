@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const WEBHOOK_CONFIG = fileURLToPath(new URL('../../manifests/base/validating-webhook-configuration.yaml', import.meta.url));
 
 export interface TestWebhook {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface CliResult {

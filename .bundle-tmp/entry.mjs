@@ -1,2 +1,0 @@
-import { KubeConfig, ListWatch, Watch } from '@kubernetes/client-node';
-globalThis.x = [KubeConfig, ListWatch, Watch];

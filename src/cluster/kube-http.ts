@@ -1,0 +1,53 @@
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A plain JSON request to the apiserver, authenticated by client-node's KubeConfig (TLS, tokens, exec
+ * plugins). Used instead of client-node's generated API classes: those pull in every Kubernetes model and cost
+ * megabytes of memory for the four calls we make (docs/benchmarks.md).
+ */
+export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(path, cluster.server);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const options: RequestOptions = {
+    method,
+    host: url.hostname,
+    port: url.port,
+    path: `${url.pathname}${url.search}`,
+    headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+    timeout: 30_000,
+  };
+  await kc.applyToHTTPSOptions(options);
+  const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  return new Promise<T>((resolve, reject) => {
+    const req = send(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          try {
+            resolve(JSON.parse(text) as T);
+          } catch (error) {
+            reject(new Error(`${method} ${path}: the answer is not JSON`, { cause: error }));
+          }
+          return;
+        }
+        let message = text.slice(0, 300);
+        try {
+          message = (JSON.parse(text) as { message?: string }).message ?? message;
+        } catch {
+          // Not a Status object: keep the text.
+        }
+        reject(Object.assign(new Error(`${method} ${path}: HTTP ${status}: ${message}`), { code: status, statusCode: status }));
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
