@@ -5,9 +5,11 @@ import { createLogger } from '../src/log/logger.js';
 import { memoryLog, reviewDeps } from './helpers/app.js';
 import { FIXTURES, readJson } from './helpers/fixtures.js';
 
-function outcomeOf(fixture: string, change: (review: Record<string, any>) => void = () => undefined): ReviewOutcome {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
-  const review = readJson<{ review: Record<string, any> }>(`${FIXTURES}admission/${fixture}.json`).review; // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- fixtures are edited freely here
+type Review = Record<string, any>;
+
+function outcomeOf(fixture: string, change: (review: Review) => void = () => undefined): ReviewOutcome {
+  const review = readJson<{ review: Review }>(`${FIXTURES}admission/${fixture}.json`).review;
   change(review);
   return reviewAdmission(review, reviewDeps());
 }

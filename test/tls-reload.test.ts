@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import t from 'tap';
 import { makeCa, makeServingCert, type Issuer } from '../src/certs/make-certs.js';
@@ -31,7 +32,7 @@ function servedSerial(port: number, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // A fresh connection each time (agent: false), so the handshake shows the certificate served now.
     const req = request({ host: '127.0.0.1', port, path: '/healthz', ca, agent: false, timeout: 3000 }, (res) => {
-      const serial = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().serialNumber;
+      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber;
       res.resume();
       res.on('end', () => (res.statusCode === 200 ? resolve(serial) : reject(new Error(`status ${res.statusCode}`))));
     });
