@@ -1,0 +1,76 @@
+// Cluster mode for npm run bench: RSS with the informers synced, and start to ready, against the real
+// kube-apiserver of the end-to-end suite, for each step tried to shrink the footprint. Prints one JSON line.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, loadAllYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { startCluster } from '../e2e/cluster.js';
+import { freePort, stopAll, waitFor } from '../e2e/processes.js';
+import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
+import { httpsGet } from '../e2e/webhook.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const runs = Number(process.argv[2] ?? 3);
+
+/** Each step tried, in order: what was loaded, and how. */
+const VARIANTS: { name: string; main: string; nodeArgs: string[] }[] = [
+  { name: 'tsc output, @kubernetes/client-node imported whole', main: 'dist/main.js', nodeArgs: [] },
+  { name: 'esbuild bundle (tree-shaken), lazy client-node chunk', main: 'dist/bundle/main.js', nodeArgs: [] },
+  { name: 'bundle + --max-semi-space-size=1', main: 'dist/bundle/main.js', nodeArgs: ['--max-semi-space-size=1'] },
+  { name: 'bundle + --max-semi-space-size=1 --lite-mode', main: 'dist/bundle/main.js', nodeArgs: ['--max-semi-space-size=1', '--lite-mode'] },
+];
+
+const rssMb = (pid: number): number => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 102.4) / 10;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-bench-cluster-'));
+const cluster = await startCluster(dir);
+try {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  for (const crd of loadAllYaml(readFileSync(`${ROOT}test/e2e/crds.yaml`, 'utf8')) as V1CustomResourceDefinition[]) {
+    await extensions.createCustomResourceDefinition({ body: crd });
+  }
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await waitFor('CRDs served', async () => {
+    await custom.listClusterCustomObject({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' });
+    return true;
+  }, 30_000);
+  for (let i = 0; i < 100; i++) {
+    const annotations = i < 10 ? { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } : {};
+    await custom.createClusterCustomObject({
+      group: 'snapshot.storage.k8s.io',
+      version: 'v1',
+      plural: 'volumesnapshotclasses',
+      body: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: `class-${i}`, annotations }, driver: `d${i % 10}.csi.example.com`, deletionPolicy: 'Delete' },
+    });
+  }
+  await ensureDevCerts(join(dir, 'certs'));
+  const paths = devCertPaths(join(dir, 'certs'));
+  const ca = readFileSync(paths.caFile);
+  const results = [];
+  for (const variant of VARIANTS) {
+    const rss: number[] = [];
+    const ready: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      const port = await freePort();
+      const started = performance.now();
+      const child = spawn(process.execPath, [...variant.nodeArgs, join(ROOT, variant.main), 'serve', `--kubeconfig=${cluster.kubeconfig}`, `--port=${port}`, '--bind-address=127.0.0.1', `--tls-cert-file=${paths.certFile}`, `--tls-private-key-file=${paths.keyFile}`, '--shutdown-delay=0'], { stdio: 'ignore' });
+      await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
+      ready.push(performance.now() - started);
+      await new Promise((r) => setTimeout(r, 2000));
+      rss.push(rssMb(child.pid as number));
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    results.push({ variant: variant.name, nodeArgs: variant.nodeArgs, rssMb: { median: median(rss), min: Math.min(...rss), max: Math.max(...rss) }, startToReadyMs: { median: median(ready), min: Math.min(...ready), max: Math.max(...ready) } });
+  }
+  console.log(JSON.stringify({ classes: 100, variants: results }));
+} finally {
+  await cluster.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+}

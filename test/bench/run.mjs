@@ -1,0 +1,114 @@
+// npm run bench: throughput, latency, CPU and memory of the built server against a bare HTTPS ceiling, start
+// to ready, and default-class scaling. Loopback only, bounded in time. Writes docs/benchmarks.{md,json}.
+//   --smoke       a few seconds, one run, no cluster mode; prints `bench: N passed, N failed` (used by CI)
+//   --runs N      runs per figure (default 3; figures are medians, with min and max)
+//   --duration S  seconds per load run (default 5)
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { classManifests, requestMix } from './mix.mjs';
+import { decisionP99 } from './scaling.mjs';
+import { cpuSeconds, ROOT, rssMb, runLoad, startServer } from './servers.mjs';
+import { writeReport } from './report.mjs';
+
+const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, runs: { type: 'string' }, duration: { type: 'string' } } });
+const smoke = values.smoke === true;
+const runs = Number(values.runs ?? (smoke ? 1 : 3));
+const duration = Number(values.duration ?? (smoke ? 2 : 5));
+const work = mkdtempSync(join(tmpdir(), 'sw-bench-'));
+const deadline = setTimeout(() => {
+  console.error('bench: over its time limit');
+  process.exit(1);
+}, 20 * 60_000);
+deadline.unref();
+
+execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
+const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
+const classes = join(work, 'classes.yaml');
+writeFileSync(classes, classManifests());
+const bodies = join(work, 'bodies.json');
+writeFileSync(bodies, JSON.stringify(requestMix()));
+const log = join(work, 'server.log');
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function measure(kind, extraArgs = []) {
+  const server = await startServer(kind, { certs, classes, logFile: log, extraArgs });
+  try {
+    await runLoad({ url: server.url, ca: certs.ca, bodies, connections: 16, duration: 1 }); // warm-up (JIT)
+    const cpu0 = cpuSeconds(server.pid);
+    const saturation = await runLoad({ url: server.url, ca: certs.ca, bodies, connections: 16, duration });
+    const cpu = cpuSeconds(server.pid) - cpu0;
+    const fixed = await runLoad({ url: server.url, ca: certs.ca, bodies, connections: 10, duration, rate: 1000 });
+    return { saturation, fixed, cpuUsPerRequest: (cpu * 1e6) / saturation.requests };
+  } finally {
+    await server.stop();
+  }
+}
+
+const series = { ours: [], ceiling: [], oursNoLog: [] };
+for (let run = 0; run < runs; run++) {
+  series.ceiling.push(await measure('ceiling'));
+  series.ours.push(await measure('ours'));
+  series.oursNoLog.push(await measure('ours', ['--log-level=warn']));
+  console.error(`run ${run + 1}/${runs}: ours ${Math.round(series.ours.at(-1).saturation.rps)} rps, ceiling ${Math.round(series.ceiling.at(-1).saturation.rps)} rps`);
+}
+const summarise = (list) => ({
+  rps: spread(list.map((m) => m.saturation.rps)),
+  saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)), p999: spread(list.map((m) => m.saturation.latency.p999)) },
+  fixed1000: { rps: spread(list.map((m) => m.fixed.rps)), p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)), p999: spread(list.map((m) => m.fixed.latency.p999)) },
+  cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
+  errors: list.reduce((n, m) => n + m.saturation.errors + m.saturation.timeouts + m.saturation.non2xx + m.fixed.errors + m.fixed.non2xx, 0),
+});
+const results = { ours: summarise(series.ours), ceiling: summarise(series.ceiling), oursNoLog: summarise(series.oursNoLog) };
+
+// Memory and start-up of a fresh standalone server.
+const startups = [];
+const idle = [];
+const afterLoad = [];
+for (let run = 0; run < runs; run++) {
+  const server = await startServer('ours', { certs, classes, logFile: log });
+  startups.push(server.readyMs);
+  await new Promise((r) => setTimeout(r, 1000));
+  idle.push(rssMb(server.pid));
+  const amount = smoke ? 5_000 : 100_000;
+  await runLoad({ url: server.url, ca: certs.ca, bodies, connections: 16, amount });
+  afterLoad.push(rssMb(server.pid));
+  await server.stop();
+}
+const memory = { standaloneIdleMb: spread(idle), standaloneAfterLoadMb: spread(afterLoad), loadRequests: smoke ? 5_000 : 100_000, standaloneStartToReadyMs: spread(startups) };
+
+const scaling = Object.fromEntries([10, 1000, 10000].map((n) => [n, decisionP99(n, smoke ? 2000 : 20_000)]));
+
+let cluster;
+if (!smoke) {
+  const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
+  const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, String(runs)], { encoding: 'utf8', timeout: 15 * 60_000 });
+  const line = run.stdout.split('\n').find((l) => l.startsWith('{'));
+  cluster = line ? JSON.parse(line) : { error: (run.stderr || run.stdout).slice(-2000) };
+}
+
+const machine = { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) };
+const report = { machine, command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`, runs, durationSeconds: duration, results, memory, scaling, cluster };
+rmSync(work, { recursive: true, force: true });
+
+if (smoke) {
+  let passed = 0;
+  let failed = 0;
+  const check = (ok, what) => {
+    console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
+    ok ? (passed += 1) : (failed += 1);
+  };
+  check(results.ours.errors === 0 && results.ceiling.errors === 0, `no errors, timeouts or non-2xx answers (ours ${results.ours.errors}, ceiling ${results.ceiling.errors})`);
+  check(results.ours.rps.median > 0 && results.ceiling.rps.median > 0, `both servers answered (ours ${Math.round(results.ours.rps.median)} rps, ceiling ${Math.round(results.ceiling.rps.median)} rps)`);
+  check(memory.standaloneIdleMb.median > 0, `memory measured (idle ${memory.standaloneIdleMb.median} MB)`);
+  check(Object.values(scaling).every((s) => s.p99us > 0), 'default-class scaling measured');
+  console.log(`bench: ${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+writeReport(report);
+console.log(JSON.stringify({ ratio: round(results.ours.rps.median / results.ceiling.rps.median), ...memory }, null, 2));
