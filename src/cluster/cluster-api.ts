@@ -26,8 +26,11 @@ export interface ClassWatch {
  * tests fill it in memory.
  */
 export interface ClusterApi {
-  /** The preferred version of each API group the cluster serves (group -> version). */
-  servedGroups(): Promise<ReadonlyMap<string, string>>;
+  /**
+   * For each wanted group and resource (plural), the group's preferred version if that version serves the
+   * resource (group -> version); groups or resources not served are absent.
+   */
+  servedGroups(wanted: readonly { readonly group: string; readonly plural: string }[]): Promise<ReadonlyMap<string, string>>;
   watchClasses(resource: ClassResource, handlers: WatchHandlers): ClassWatch;
 }
 

@@ -2,11 +2,12 @@ import { ClassIndex } from '../classes/class-index.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
 import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
-import { ClassWatchers } from './class-watchers.js';
+import { ClassWatchers, DEFAULT_TIMING } from './class-watchers.js';
 
 export interface ClusterSourceOptions {
   readonly kubeconfig: string | undefined;
   readonly logger: Logger;
+  readonly discoveryIntervalMs: number;
 }
 
 export interface ClusterClassSource extends ClassSource {
@@ -17,7 +18,10 @@ export interface ClusterClassSource extends ClassSource {
 export function clusterClassSource(options: ClusterSourceOptions): ClusterClassSource {
   const kc = loadKubeConfig(options.kubeconfig);
   const index = new ClassIndex();
-  const watchers = new ClassWatchers(index, clientNodeApi(kc), options.logger);
+  const watchers = new ClassWatchers(index, clientNodeApi(kc), options.logger, {
+    ...DEFAULT_TIMING,
+    rediscoverMs: options.discoveryIntervalMs,
+  });
   return {
     index,
     mode: 'cluster',

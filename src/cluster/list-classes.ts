@@ -12,7 +12,7 @@ import type { SnapshotClass } from '../schemas/types.js';
  */
 export async function listClusterClasses(kubeconfig: string, index: ClassIndex): Promise<void> {
   const kc = loadKubeConfig(kubeconfig);
-  const groups = await clientNodeApi(kc).servedGroups();
+  const groups = await clientNodeApi(kc).servedGroups(Object.values(CLASS_RESOURCES));
   for (const kind of CLASS_KINDS) {
     const { group, plural } = CLASS_RESOURCES[kind];
     const version = groups.get(group);

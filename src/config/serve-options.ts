@@ -106,6 +106,15 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     max: 300,
     help: 'seconds to keep serving after SIGTERM while endpoints drain',
   },
+  {
+    name: 'discovery-interval',
+    type: 'int',
+    env: 'SNAPSHOT_WEBHOOK_DISCOVERY_INTERVAL',
+    default: '60',
+    min: 1,
+    max: 3600,
+    help: 'seconds between checks of which class kinds the cluster serves',
+  },
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 
@@ -121,6 +130,7 @@ export interface ServeOptions {
   readonly warnRules: ReadonlySet<RuleId>;
   readonly logLevel: LogLevel;
   readonly shutdownDelayMs: number;
+  readonly discoveryIntervalMs: number;
 }
 
 export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ServeOptions {
@@ -148,5 +158,6 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     warnRules: new Set(flagList(flags, 'warn-rules') as RuleId[]),
     logLevel: typeof verbosity === 'number' && verbosity >= 4 && level === 'info' ? 'debug' : level,
     shutdownDelayMs: flagNumber(flags, 'shutdown-delay') * 1000,
+    discoveryIntervalMs: flagNumber(flags, 'discovery-interval') * 1000,
   };
 }

@@ -37,7 +37,7 @@ async function classSource(options: ServeOptions, logger: Logger): Promise<Class
   if (options.kubeconfig !== undefined || inCluster) {
     // Loaded only here: @kubernetes/client-node costs tens of MB and most of the start time.
     const { clusterClassSource } = await import('../cluster/cluster-class-source.js');
-    return clusterClassSource({ kubeconfig: options.kubeconfig, logger });
+    return clusterClassSource({ kubeconfig: options.kubeconfig, logger, discoveryIntervalMs: options.discoveryIntervalMs });
   }
   const index = new ClassIndex();
   for (const kind of CLASS_KINDS) index.replaceAll(kind, []);

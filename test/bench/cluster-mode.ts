@@ -5,7 +5,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, loadAllYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  loadAllYaml,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { startCluster } from '../e2e/cluster.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
@@ -19,10 +25,15 @@ const VARIANTS: { name: string; main: string; nodeArgs: string[] }[] = [
   { name: 'tsc output, @kubernetes/client-node imported whole', main: 'dist/main.js', nodeArgs: [] },
   { name: 'esbuild bundle (tree-shaken), lazy client-node chunk', main: 'dist/bundle/main.js', nodeArgs: [] },
   { name: 'bundle + --max-semi-space-size=1', main: 'dist/bundle/main.js', nodeArgs: ['--max-semi-space-size=1'] },
-  { name: 'bundle + --max-semi-space-size=1 --lite-mode', main: 'dist/bundle/main.js', nodeArgs: ['--max-semi-space-size=1', '--lite-mode'] },
+  {
+    name: 'bundle + --max-semi-space-size=1 --lite-mode',
+    main: 'dist/bundle/main.js',
+    nodeArgs: ['--max-semi-space-size=1', '--lite-mode'],
+  },
 ];
 
-const rssMb = (pid: number): number => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 102.4) / 10;
+const rssMb = (pid: number): number =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 102.4) / 10;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-bench-cluster-'));
@@ -35,17 +46,27 @@ try {
     await extensions.createCustomResourceDefinition({ body: crd });
   }
   const custom = kc.makeApiClient(CustomObjectsApi);
-  await waitFor('CRDs served', async () => {
-    await custom.listClusterCustomObject({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' });
-    return true;
-  }, 30_000);
+  await waitFor(
+    'CRDs served',
+    async () => {
+      await custom.listClusterCustomObject({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' });
+      return true;
+    },
+    30_000,
+  );
   for (let i = 0; i < 100; i++) {
     const annotations = i < 10 ? { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } : {};
     await custom.createClusterCustomObject({
       group: 'snapshot.storage.k8s.io',
       version: 'v1',
       plural: 'volumesnapshotclasses',
-      body: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: `class-${i}`, annotations }, driver: `d${i % 10}.csi.example.com`, deletionPolicy: 'Delete' },
+      body: {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotClass',
+        metadata: { name: `class-${i}`, annotations },
+        driver: `d${i % 10}.csi.example.com`,
+        deletionPolicy: 'Delete',
+      },
     });
   }
   await ensureDevCerts(join(dir, 'certs'));
@@ -58,7 +79,21 @@ try {
     for (let run = 0; run < runs; run++) {
       const port = await freePort();
       const started = performance.now();
-      const child = spawn(process.execPath, [...variant.nodeArgs, join(ROOT, variant.main), 'serve', `--kubeconfig=${cluster.kubeconfig}`, `--port=${port}`, '--bind-address=127.0.0.1', `--tls-cert-file=${paths.certFile}`, `--tls-private-key-file=${paths.keyFile}`, '--shutdown-delay=0'], { stdio: 'ignore' });
+      const child = spawn(
+        process.execPath,
+        [
+          ...variant.nodeArgs,
+          join(ROOT, variant.main),
+          'serve',
+          `--kubeconfig=${cluster.kubeconfig}`,
+          `--port=${port}`,
+          '--bind-address=127.0.0.1',
+          `--tls-cert-file=${paths.certFile}`,
+          `--tls-private-key-file=${paths.keyFile}`,
+          '--shutdown-delay=0',
+        ],
+        { stdio: 'ignore' },
+      );
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       await new Promise((r) => setTimeout(r, 2000));
@@ -66,7 +101,12 @@ try {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
-    results.push({ variant: variant.name, nodeArgs: variant.nodeArgs, rssMb: { median: median(rss), min: Math.min(...rss), max: Math.max(...rss) }, startToReadyMs: { median: median(ready), min: Math.min(...ready), max: Math.max(...ready) } });
+    results.push({
+      variant: variant.name,
+      nodeArgs: variant.nodeArgs,
+      rssMb: { median: median(rss), min: Math.min(...rss), max: Math.max(...rss) },
+      startToReadyMs: { median: median(ready), min: Math.min(...ready), max: Math.max(...ready) },
+    });
   }
   console.log(JSON.stringify({ classes: 100, variants: results }));
 } finally {

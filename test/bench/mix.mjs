@@ -29,7 +29,7 @@ export function requestMix() {
   }
   // A fixed shuffle (seeded), so every run sends the same sequence.
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = bodies.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [bodies[i], bodies[j]] = [bodies[j], bodies[i]];
@@ -43,7 +43,9 @@ export function classManifests() {
   for (let i = 0; i < 200; i++) {
     const driver = `driver-${i % 40}.csi.example.com`;
     const isDefault = i < 40 ? '\n  annotations:\n    snapshot.storage.kubernetes.io/is-default-class: "true"' : '';
-    docs.push(`apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata:\n  name: class-${i}${isDefault}\ndriver: ${driver}\ndeletionPolicy: Delete\n`);
+    docs.push(
+      `apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata:\n  name: class-${i}${isDefault}\ndriver: ${driver}\ndeletionPolicy: Delete\n`,
+    );
   }
   return docs.join('\n---\n');
 }

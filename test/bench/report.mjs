@@ -21,7 +21,7 @@ export function writeReport(report) {
     '| --- | --- | --- | --- |',
     `| requests/s at saturation | ${cell(r.ours.rps)} | ${cell(r.ceiling.rps)} | ${r1(ratio * 100)}% |`,
     `| latency at saturation p50 / p99 / p99.9 (ms) | ${r1(r.ours.saturation.p50.median)} / ${r1(r.ours.saturation.p99.median)} / ${r1(r.ours.saturation.p999.median)} | ${r1(r.ceiling.saturation.p50.median)} / ${r1(r.ceiling.saturation.p99.median)} / ${r1(r.ceiling.saturation.p999.median)} | |`,
-    `| latency at 1,000 req/s p50 / p99 / p99.9 (ms) | ${r1(r.ours.fixed1000.p50.median)} / ${cell(r.ours.fixed1000.p99)} / ${r1(r.ours.fixed1000.p999.median)} | ${r1(r.ceiling.fixed1000.p50.median)} / ${r1(r.ceiling.fixed1000.p99.median)} / ${r1(r.ceiling.fixed1000.p999.median)} | |`,
+    `| latency at 1,000 req/s p50 / p99 / p99.9 (ms, open loop) | ${r1(r.ours.fixed1000.p50.median)} / ${cell(r.ours.fixed1000.p99)} / ${r1(r.ours.fixed1000.p999.median)} | ${r1(r.ceiling.fixed1000.p50.median)} / ${r1(r.ceiling.fixed1000.p99.median)} / ${r1(r.ceiling.fixed1000.p999.median)} | |`,
     `| server CPU per request (µs) | ${cell(r.ours.cpuUsPerRequest)} | ${cell(r.ceiling.cpuUsPerRequest)} | ${r1((r.ours.cpuUsPerRequest.median / r.ceiling.cpuUsPerRequest.median) * 100)}% |`,
     `| errors, timeouts, non-2xx | ${r.ours.errors} | ${r.ceiling.errors} | |`,
     '',
@@ -32,7 +32,10 @@ export function writeReport(report) {
     `| standalone, idle after start (RSS MB) | ${cell(m.standaloneIdleMb)} |`,
     `| standalone, after ${m.loadRequests.toLocaleString('en')} requests (RSS MB) | ${cell(m.standaloneAfterLoadMb)} |`,
     `| standalone, process start to ready (ms) | ${cell(m.standaloneStartToReadyMs)} |`,
-    ...(cluster?.variants ?? []).map((v) => `| cluster mode, informers synced (${cluster.classes} classes): ${v.variant} — RSS MB / start to ready ms | ${cell(v.rssMb)} / ${cell(v.startToReadyMs)} |`),
+    ...(cluster?.variants ?? []).map(
+      (v) =>
+        `| cluster mode, informers synced (${cluster.classes} classes): ${v.variant} — RSS MB / start to ready ms | ${cell(v.rssMb)} / ${cell(v.startToReadyMs)} |`,
+    ),
     ...(cluster?.error ? [`| cluster mode | not measured: ${cluster.error.split('\n')[0]} |`] : []),
     '',
     '| classes in the cache | default-class decision p50 (µs) | p99 (µs) |',
@@ -44,6 +47,9 @@ export function writeReport(report) {
   const current = readFileSync(path, 'utf8');
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
-  const next = start >= 0 && end > start ? current.slice(0, start) + lines.join('\n') + current.slice(end + END.length) : `${current}\n${lines.join('\n')}\n`;
+  const next =
+    start >= 0 && end > start
+      ? current.slice(0, start) + lines.join('\n') + current.slice(end + END.length)
+      : `${current}\n${lines.join('\n')}\n`;
   writeFileSync(path, next);
 }

@@ -55,14 +55,28 @@ for (let run = 0; run < runs; run++) {
   series.ceiling.push(await measure('ceiling'));
   series.ours.push(await measure('ours'));
   series.oursNoLog.push(await measure('ours', ['--log-level=warn']));
-  console.error(`run ${run + 1}/${runs}: ours ${Math.round(series.ours.at(-1).saturation.rps)} rps, ceiling ${Math.round(series.ceiling.at(-1).saturation.rps)} rps`);
+  console.error(
+    `run ${run + 1}/${runs}: ours ${Math.round(series.ours.at(-1).saturation.rps)} rps, ceiling ${Math.round(series.ceiling.at(-1).saturation.rps)} rps`,
+  );
 }
 const summarise = (list) => ({
   rps: spread(list.map((m) => m.saturation.rps)),
-  saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)), p999: spread(list.map((m) => m.saturation.latency.p999)) },
-  fixed1000: { rps: spread(list.map((m) => m.fixed.rps)), p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)), p999: spread(list.map((m) => m.fixed.latency.p999)) },
+  saturation: {
+    p50: spread(list.map((m) => m.saturation.latency.p50)),
+    p99: spread(list.map((m) => m.saturation.latency.p99)),
+    p999: spread(list.map((m) => m.saturation.latency.p999)),
+  },
+  fixed1000: {
+    rps: spread(list.map((m) => m.fixed.rps)),
+    p50: spread(list.map((m) => m.fixed.latency.p50)),
+    p99: spread(list.map((m) => m.fixed.latency.p99)),
+    p999: spread(list.map((m) => m.fixed.latency.p999)),
+  },
   cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
-  errors: list.reduce((n, m) => n + m.saturation.errors + m.saturation.timeouts + m.saturation.non2xx + m.fixed.errors + m.fixed.non2xx, 0),
+  errors: list.reduce(
+    (n, m) => n + m.saturation.errors + m.saturation.timeouts + m.saturation.non2xx + m.fixed.errors + m.fixed.non2xx,
+    0,
+  ),
 });
 const results = { ours: summarise(series.ours), ceiling: summarise(series.ceiling), oursNoLog: summarise(series.oursNoLog) };
 
@@ -80,20 +94,42 @@ for (let run = 0; run < runs; run++) {
   afterLoad.push(rssMb(server.pid));
   await server.stop();
 }
-const memory = { standaloneIdleMb: spread(idle), standaloneAfterLoadMb: spread(afterLoad), loadRequests: smoke ? 5_000 : 100_000, standaloneStartToReadyMs: spread(startups) };
+const memory = {
+  standaloneIdleMb: spread(idle),
+  standaloneAfterLoadMb: spread(afterLoad),
+  loadRequests: smoke ? 5_000 : 100_000,
+  standaloneStartToReadyMs: spread(startups),
+};
 
 const scaling = Object.fromEntries([10, 1000, 10000].map((n) => [n, decisionP99(n, smoke ? 2000 : 20_000)]));
 
 let cluster;
 if (!smoke) {
   const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
-  const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, String(runs)], { encoding: 'utf8', timeout: 15 * 60_000 });
+  const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, String(runs)], {
+    encoding: 'utf8',
+    timeout: 15 * 60_000,
+  });
   const line = run.stdout.split('\n').find((l) => l.startsWith('{'));
   cluster = line ? JSON.parse(line) : { error: (run.stderr || run.stdout).slice(-2000) };
 }
 
-const machine = { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) };
-const report = { machine, command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`, runs, durationSeconds: duration, results, memory, scaling, cluster };
+const machine = {
+  cores: cpus().length,
+  cpu: cpus()[0]?.model,
+  node: process.version,
+  date: new Date().toISOString().slice(0, 10),
+};
+const report = {
+  machine,
+  command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  runs,
+  durationSeconds: duration,
+  results,
+  memory,
+  scaling,
+  cluster,
+};
 rmSync(work, { recursive: true, force: true });
 
 if (smoke) {
@@ -103,10 +139,19 @@ if (smoke) {
     console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
     ok ? (passed += 1) : (failed += 1);
   };
-  check(results.ours.errors === 0 && results.ceiling.errors === 0, `no errors, timeouts or non-2xx answers (ours ${results.ours.errors}, ceiling ${results.ceiling.errors})`);
-  check(results.ours.rps.median > 0 && results.ceiling.rps.median > 0, `both servers answered (ours ${Math.round(results.ours.rps.median)} rps, ceiling ${Math.round(results.ceiling.rps.median)} rps)`);
+  check(
+    results.ours.errors === 0 && results.ceiling.errors === 0,
+    `no errors, timeouts or non-2xx answers (ours ${results.ours.errors}, ceiling ${results.ceiling.errors})`,
+  );
+  check(
+    results.ours.rps.median > 0 && results.ceiling.rps.median > 0,
+    `both servers answered (ours ${Math.round(results.ours.rps.median)} rps, ceiling ${Math.round(results.ceiling.rps.median)} rps)`,
+  );
   check(memory.standaloneIdleMb.median > 0, `memory measured (idle ${memory.standaloneIdleMb.median} MB)`);
-  check(Object.values(scaling).every((s) => s.p99us > 0), 'default-class scaling measured');
+  check(
+    Object.values(scaling).every((s) => s.p99us > 0),
+    'default-class scaling measured',
+  );
   console.log(`bench: ${passed} passed, ${failed} failed`);
   process.exit(failed === 0 ? 0 : 1);
 }

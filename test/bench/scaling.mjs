@@ -12,7 +12,13 @@ const review = (name, driver) => ({
     resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotclasses' },
     operation: 'CREATE',
     dryRun: true,
-    object: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } }, driver, deletionPolicy: 'Delete' },
+    object: {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name, annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } },
+      driver,
+      deletionPolicy: 'Delete',
+    },
   },
 });
 
@@ -22,11 +28,18 @@ export function decisionP99(classCount, decisions = 20_000) {
   index.replaceAll(
     'VolumeSnapshotClass',
     Array.from({ length: classCount }, (_, i) => ({
-      metadata: { name: `c${i}`, ...(i < drivers ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}) },
+      metadata: {
+        name: `c${i}`,
+        ...(i < drivers ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}),
+      },
       driver: `d${i % drivers}`,
     })),
   );
-  const deps = { classes: index, options: { preventVolumeModeConversion: true }, modes: { mode: 'enforce', warnRules: new Set() } };
+  const deps = {
+    classes: index,
+    options: { preventVolumeModeConversion: true },
+    modes: { mode: 'enforce', warnRules: new Set() },
+  };
   // Half deny (the driver has a default), half allow (a new driver): both paths of the rule.
   const bodies = [review('new', 'd0'), review('new', 'fresh.csi.example.com')].map((r) => JSON.stringify(r));
   const times = new Float64Array(decisions);

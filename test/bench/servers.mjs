@@ -10,10 +10,13 @@ const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time i
 
 function readyzOk(port, ca) {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/readyz', ca, servername: 'localhost', agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/readyz', ca, servername: 'localhost', agent: false, timeout: 1000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
     req.on('error', () => resolve(false));
     req.end();
   });
@@ -42,7 +45,17 @@ export async function startServer(kind, { certs, classes, logFile, extraArgs = [
   const args =
     kind === 'ceiling'
       ? [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)]
-      : [MAIN, 'serve', `--tls-cert-file=${certs.cert}`, `--tls-private-key-file=${certs.key}`, `--port=${port}`, '--bind-address=127.0.0.1', '--shutdown-delay=0', ...(classes ? [`--classes-from=${classes}`] : []), ...extraArgs];
+      : [
+          MAIN,
+          'serve',
+          `--tls-cert-file=${certs.cert}`,
+          `--tls-private-key-file=${certs.key}`,
+          `--port=${port}`,
+          '--bind-address=127.0.0.1',
+          '--shutdown-delay=0',
+          ...(classes ? [`--classes-from=${classes}`] : []),
+          ...extraArgs,
+        ];
   const out = openSync(logFile, 'a');
   const started = performance.now();
   const [command, argv] = pinned(0, [...nodeArgs, ...args]);

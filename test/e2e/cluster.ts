@@ -13,6 +13,36 @@ function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
 }
 
+const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+/** A certificate signed by the test CA; `ext` holds its extensions. */
+function sign(dir: string, name: string, subject: string, ext: string): void {
+  writeFileSync(join(dir, `${name}.ext`), ext);
+  openssl(dir, ['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-sha256',
+    '-extfile',
+    `${name}.ext`,
+  ]);
+}
+
+function signClientCert(dir: string, user: string): void {
+  sign(dir, user, `/CN=${user}`, 'extendedKeyUsage=clientAuth\n');
+}
+
 /** CA, apiserver serving cert (SANs 127.0.0.1, localhost), admin client cert (system:masters), SA keys. */
 function makePki(dir: string): void {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
@@ -47,6 +77,10 @@ function makePki(dir: string): void {
 
 export interface TestCluster {
   readonly kubeconfig: string;
+  /** A kubeconfig for a user with a client certificate of that name (no groups: RBAC decides). */
+  kubeconfigFor(user: string): string;
+  /** A second apiserver on the same etcd, for writes while the first is down. */
+  startSecondApiserver(): Promise<{ kubeconfig: string; stop(): Promise<void> }>;
   readonly port: number;
   readonly dir: string;
   /** Stops the apiserver only (etcd keeps the data), for outage tests. */
@@ -124,21 +158,43 @@ export async function startCluster(dir: string): Promise<TestCluster> {
     });
   };
   await startApiserver();
-  const kubeconfig = join(dir, 'kubeconfig');
   const b64 = (file: string): string => readFileSync(join(dir, file)).toString('base64');
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority-data': b64('ca.crt') } }],
-      users: [{ name: 'admin', user: { 'client-certificate-data': b64('admin.crt'), 'client-key-data': b64('admin.key') } }],
-      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin' } }],
-      'current-context': 'e2e',
-    }),
-  );
+  const writeKubeconfig = (file: string, user: string, serverPort: number): string => {
+    const path = join(dir, file);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          { name: 'e2e', cluster: { server: `https://127.0.0.1:${serverPort}`, 'certificate-authority-data': b64('ca.crt') } },
+        ],
+        users: [{ name: user, user: { 'client-certificate-data': b64(`${user}.crt`), 'client-key-data': b64(`${user}.key`) } }],
+        contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+        'current-context': 'e2e',
+      }),
+    );
+    return path;
+  };
+  const kubeconfig = writeKubeconfig('kubeconfig', 'admin', port);
   return {
     kubeconfig,
+    kubeconfigFor: (user: string) => {
+      signClientCert(dir, user);
+      return writeKubeconfig(`kubeconfig-${user}`, user, port);
+    },
+    startSecondApiserver: async () => {
+      const secondPort = await freePort();
+      const second = startProcess(
+        binary,
+        args.map((a) => (a.startsWith('--secure-port=') ? `--secure-port=${secondPort}` : a)),
+      );
+      await waitFor('second kube-apiserver /readyz', () => getReadyz(secondPort, dir), 60_000, 200);
+      return {
+        kubeconfig: writeKubeconfig('kubeconfig-second', 'admin', secondPort),
+        stop: async () => void (await second.stop()),
+      };
+    },
     port,
     dir,
     stopApiserver: async () => {

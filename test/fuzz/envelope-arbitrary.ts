@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { FIXTURES, filesUnder, readJson } from '../helpers/fixtures.js';
+
+/** Valid AdmissionReviews to start from: every admission fixture, in both envelope versions. */
+const seeds: unknown[] = filesUnder(`${FIXTURES}admission`).flatMap((file) => {
+  const review = readJson<{ review: Record<string, unknown> }>(file).review;
+  return [review, { ...review, apiVersion: 'admission.k8s.io/v1beta1' }];
+});
+
+type Json = unknown;
+
+/** Every path (as keys) inside a JSON value, the root included. */
+function paths(value: Json, prefix: string[] = [], out: string[][] = []): string[][] {
+  out.push(prefix);
+  if (typeof value === 'object' && value !== null && prefix.length < 12) {
+    for (const key of Object.keys(value)) paths((value as Record<string, Json>)[key], [...prefix, key], out);
+  }
+  return out;
+}
+
+function setAt(root: Json, path: string[], value: Json | typeof REMOVE): Json {
+  if (path.length === 0) return value === REMOVE ? undefined : value;
+  const copy: Record<string, Json> = Array.isArray(root)
+    ? ([...root] as unknown as Record<string, Json>)
+    : { ...(root as Record<string, Json>) };
+  const [head, ...rest] = path as [string, ...string[]];
+  if (rest.length === 0) {
+    if (value === REMOVE) delete copy[head];
+    else Object.defineProperty(copy, head, { value, enumerable: true, writable: true, configurable: true });
+  } else copy[head] = setAt(copy[head], rest, value);
+  return copy;
+}
+const REMOVE = Symbol('remove');
+
+const deepNesting = fc
+  .integer({ min: 1000, max: 5000 })
+  .map((depth) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as Json);
+const hugeString = fc.integer({ min: 10_000, max: 200_000 }).map((n) => 'x'.repeat(n));
+const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', '');
+const anyValue: fc.Arbitrary<Json> = fc.oneof(
+  { weight: 5, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+  { weight: 1, arbitrary: hugeString },
+  { weight: 1, arbitrary: deepNesting },
+  { weight: 2, arbitrary: fc.constantFrom(null, '', 0, -1, 1e308, true, [], {}, 'CREATE', 'UPDATE', 'DELETE') },
+  { weight: 1, arbitrary: fc.dictionary(hostileKey, fc.jsonValue({ maxDepth: 2 })) },
+);
+
+/** What one case sends: a body (as bytes) and its content type. */
+export interface FuzzCase {
+  readonly body: Buffer;
+  readonly uid: string | undefined;
+  readonly description: string;
+}
+
+const mutated = fc
+  .record({
+    seed: fc.constantFrom(...seeds),
+    mutations: fc.array(
+      fc.tuple(fc.nat(), fc.oneof(anyValue, fc.constant(REMOVE as unknown)), fc.option(hostileKey, { nil: undefined })),
+      { minLength: 1, maxLength: 4 },
+    ),
+  })
+  .map(({ seed, mutations }) => {
+    let review: Json = seed;
+    for (const [pick, value, key] of mutations) {
+      const all = paths(review);
+      const path = all[pick % all.length] as string[];
+      review = setAt(review, key === undefined ? path : [...path, key], value as Json);
+    }
+    return review;
+  });
+
+function uidOf(review: Json): string | undefined {
+  const request = (review as { request?: { uid?: unknown } } | null)?.request;
+  return typeof request?.uid === 'string' ? request.uid : undefined;
+}
+
+/** Random and mutated AdmissionReviews, some as broken bytes. */
+export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: mutated.map((review) => ({
+      body: Buffer.from(JSON.stringify(review) ?? ''),
+      uid: uidOf(review),
+      description: 'mutated review',
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .jsonValue()
+      .map((v) => ({ body: Buffer.from(JSON.stringify(v) ?? ''), uid: uidOf(v), description: 'random JSON' })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(mutated, fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.nat()).map(([review, junk, at]) => {
+      const text = Buffer.from(JSON.stringify(review) ?? '');
+      const i = at % (text.length + 1);
+      return {
+        body: Buffer.concat([text.subarray(0, i), Buffer.from(junk), text.subarray(i)]),
+        uid: undefined,
+        description: 'bytes spliced in (not UTF-8, not JSON)',
+      };
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'binary', maxLength: 200 })
+      .map((s) => ({ body: Buffer.from(s), uid: undefined, description: 'random text' })),
+  },
+);
+
+/** The answer must be one of these: a decision (200) or a coded error (4xx); never 5xx or a dropped connection. */
+export function checkAnswer(c: FuzzCase, status: number, body: string): string | undefined {
+  if (![200, 400, 413, 415].includes(status)) return `status ${status}`;
+  let parsed: {
+    apiVersion?: unknown;
+    kind?: unknown;
+    response?: { uid?: unknown; allowed?: unknown };
+    statusCode?: unknown;
+    message?: unknown;
+  };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return 'the answer is not JSON';
+  }
+  if (status !== 200)
+    return parsed.statusCode === status && typeof parsed.message === 'string'
+      ? undefined
+      : 'an error body without statusCode and message';
+  if (parsed.kind !== 'AdmissionReview') return 'kind is not AdmissionReview';
+  if (parsed.apiVersion !== 'admission.k8s.io/v1' && parsed.apiVersion !== 'admission.k8s.io/v1beta1')
+    return 'unknown apiVersion';
+  if (typeof parsed.response?.allowed !== 'boolean') return 'response.allowed is not a boolean';
+  if (c.uid !== undefined && parsed.response.uid !== c.uid) return 'the uid is not echoed';
+  return undefined;
+}
