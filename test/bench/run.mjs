@@ -4,7 +4,7 @@
 //   --runs N      runs per figure (default 3; figures are medians, with min and max)
 //   --duration S  seconds per load run (default 5)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -137,7 +137,8 @@ if (smoke) {
   let failed = 0;
   const check = (ok, what) => {
     console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-    ok ? (passed += 1) : (failed += 1);
+    if (ok) passed += 1;
+    else failed += 1;
   };
   check(
     results.ours.errors === 0 && results.ceiling.errors === 0,

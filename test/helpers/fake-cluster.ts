@@ -17,7 +17,7 @@ export class FakeCluster implements ClusterApi {
   discoveries = 0;
   readonly watches: FakeWatch[] = [];
 
-  async servedGroups(_wanted: readonly { group: string; plural: string }[]): Promise<ReadonlyMap<string, string>> {
+  async servedGroups(): Promise<ReadonlyMap<string, string>> {
     this.discoveries += 1;
     if (this.discoveryError !== undefined) throw this.discoveryError;
     return new Map(this.groups);

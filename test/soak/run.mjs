@@ -91,7 +91,8 @@ let passed = 0;
 let failed = 0;
 const check = (ok, what) => {
   console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-  ok ? (passed += 1) : (failed += 1);
+  if (ok) passed += 1;
+  else failed += 1;
 };
 check(errors === 0 && requests > 0, `${requests} requests, ${errors} errors`);
 // "Beyond noise": the heap after the run stays within 8 MB of where it started (GC timing moves it by a few MB).
