@@ -32,9 +32,21 @@ function setAt(root: Json, path: string[], value: Json | typeof REMOVE): Json {
 }
 const REMOVE = Symbol('remove');
 
-const deepNesting = fc
-  .integer({ min: 1000, max: 5000 })
-  .map((depth) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as Json);
+/**
+ * Arrays nested 1,001 to 50,000 deep. They stay a marker until the body is written as text (toBody), because
+ * JSON.stringify itself overflows the stack a few thousand levels down.
+ */
+const DEEP = '@@deep@@';
+const deepNesting = fc.integer({ min: 1001, max: 50_000 }).map((depth) => ({ [DEEP]: depth }) as Json);
+const DEEP_MARK = new RegExp(`"${DEEP}(\\d+)"`, 'g');
+function toBody(review: Json): Buffer {
+  const text = JSON.stringify(review, (_key, value: unknown) =>
+    typeof value === 'object' && value !== null && DEEP in value ? `${DEEP}${(value as Record<string, number>)[DEEP]}` : value,
+  );
+  return Buffer.from(
+    (text ?? '').replace(DEEP_MARK, (_m, depth: string) => '['.repeat(Number(depth)) + ']'.repeat(Number(depth))),
+  );
+}
 const hugeString = fc.integer({ min: 10_000, max: 200_000 }).map((n) => 'x'.repeat(n));
 const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', '');
 const anyValue: fc.Arbitrary<Json> = fc.oneof(
@@ -75,6 +87,23 @@ function uidOf(review: Json): string | undefined {
   return typeof request?.uid === 'string' ? request.uid : undefined;
 }
 
+/**
+ * A valid UPDATE of a VolumeGroupSnapshot whose selector nests objects up to 100,000 levels deep, old and new
+ * differing at the bottom: the immutability check must compare them without taking the server down.
+ */
+const deepText: fc.Arbitrary<FuzzCase> = fc
+  .tuple(fc.integer({ min: 1001, max: 100_000 }), fc.boolean())
+  .map(([depth, differ]) => {
+    const deep = (leaf: string): string => '{"a":'.repeat(depth) + leaf + '}'.repeat(depth);
+    const group = (leaf: string): string =>
+      `{"apiVersion":"groupsnapshot.storage.k8s.io/v1beta1","kind":"VolumeGroupSnapshot","metadata":{"name":"g","namespace":"n"},"spec":{"source":{"selector":${deep(leaf)}}}}`;
+    const uid = `deep-${depth}`;
+    const body =
+      `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}","kind":{"group":"groupsnapshot.storage.k8s.io","version":"v1beta1","kind":"VolumeGroupSnapshot"},` +
+      `"resource":{"group":"groupsnapshot.storage.k8s.io","version":"v1beta1","resource":"volumegroupsnapshots"},"operation":"UPDATE","object":${group('1')},"oldObject":${group(differ ? '2' : '1')}}}`;
+    return { body: Buffer.from(body), uid, description: `a selector ${depth} levels deep` };
+  });
+
 /** Random and mutated AdmissionReviews, some as broken bytes. */
 export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   {
@@ -94,7 +123,7 @@ export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.tuple(mutated, fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.nat()).map(([review, junk, at]) => {
-      const text = Buffer.from(JSON.stringify(review) ?? '');
+      const text = toBody(review);
       const i = at % (text.length + 1);
       return {
         body: Buffer.concat([text.subarray(0, i), Buffer.from(junk), text.subarray(i)]),
@@ -109,6 +138,7 @@ export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
       .string({ unit: 'binary', maxLength: 200 })
       .map((s) => ({ body: Buffer.from(s), uid: undefined, description: 'random text' })),
   },
+  { weight: 1, arbitrary: deepText },
 );
 
 /** The answer must be one of these: a decision (200) or a coded error (4xx); never 5xx or a dropped connection. */
