@@ -37,7 +37,12 @@ const REMOVE = Symbol('remove');
  * JSON.stringify itself overflows the stack a few thousand levels down.
  */
 const DEEP = '@@deep@@';
-const deepNesting = fc.integer({ min: 1001, max: 50_000 }).map((depth) => ({ [DEEP]: depth }) as Json);
+/**
+ * How big the largest values get (1: up to 100,000 levels and 200 KB strings). Volume runs (npm run fuzz) use
+ * FUZZ_SIZE_SCALE=0.02 (still past 1,000 levels) to send a million cases in minutes; the test suite runs at 1.
+ */
+const SCALE = Number(process.env.FUZZ_SIZE_SCALE ?? 1);
+const deepNesting = fc.integer({ min: 1001, max: 1001 + Math.round(49_000 * SCALE) }).map((depth) => ({ [DEEP]: depth }) as Json);
 const DEEP_MARK = new RegExp(`"${DEEP}(\\d+)"`, 'g');
 function toBody(review: Json): Buffer {
   const text = JSON.stringify(review, (_key, value: unknown) =>
@@ -47,7 +52,7 @@ function toBody(review: Json): Buffer {
     (text ?? '').replace(DEEP_MARK, (_m, depth: string) => '['.repeat(Number(depth)) + ']'.repeat(Number(depth))),
   );
 }
-const hugeString = fc.integer({ min: 10_000, max: 200_000 }).map((n) => 'x'.repeat(n));
+const hugeString = fc.integer({ min: 10_000, max: 10_000 + Math.round(190_000 * SCALE) }).map((n) => 'x'.repeat(n));
 const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', '');
 const anyValue: fc.Arbitrary<Json> = fc.oneof(
   { weight: 5, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
@@ -92,7 +97,7 @@ function uidOf(review: Json): string | undefined {
  * differing at the bottom: the immutability check must compare them without taking the server down.
  */
 const deepText: fc.Arbitrary<FuzzCase> = fc
-  .tuple(fc.integer({ min: 1001, max: 100_000 }), fc.boolean())
+  .tuple(fc.integer({ min: 1001, max: 1001 + Math.round(99_000 * SCALE) }), fc.boolean())
   .map(([depth, differ]) => {
     const deep = (leaf: string): string => '{"a":'.repeat(depth) + leaf + '}'.repeat(depth);
     const group = (leaf: string): string =>

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,8 @@ import { parseServeOptions } from '../../src/config/serve-options.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startServer } from '../../src/server/serve.js';
 import { memoryLog } from '../helpers/app.js';
+import { freePort, waitFor } from '../e2e/processes.js';
+import { httpsGet } from '../e2e/webhook.js';
 import type { FuzzCase } from './envelope-arbitrary.js';
 
 /** Every answer must come within this; the webhook's own timeout is 5 s. */
@@ -17,8 +20,11 @@ export interface FuzzTarget {
   stop(): Promise<void>;
 }
 
-/** The real server on a loopback HTTPS socket, and a keep-alive client for it. */
-export async function startFuzzTarget(): Promise<FuzzTarget> {
+/**
+ * The real server on a loopback HTTPS socket, and a keep-alive client for it. In-process for the test suite
+ * (coverage); `separateProcess` runs the built bundle in its own process, as volume runs need.
+ */
+export async function startFuzzTarget(separateProcess = false): Promise<FuzzTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'sw-fuzz-'));
   await ensureDevCerts(dir);
   const paths = devCertPaths(dir);
@@ -34,10 +40,35 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     ],
     {},
   );
-  // Decisions are logged to memory and dropped: the fuzz run makes millions of them.
-  const log = memoryLog();
-  log.stream.on('data', () => undefined);
-  const server = await startServer(options, createLogger('warn', log.stream));
+  let port: number;
+  let shutdown: () => Promise<void>;
+  if (separateProcess) {
+    port = await freePort();
+    const args = [
+      `--tls-cert-file=${paths.certFile}`,
+      `--tls-private-key-file=${paths.keyFile}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+    ];
+    const child = spawn(
+      process.execPath,
+      ['dist/bundle/main.js', 'serve', ...args, '--classes-from=test/fixtures/classes', '--shutdown-delay=0', '--log-level=warn'],
+      { stdio: 'inherit' },
+    );
+    const ready = port;
+    await waitFor('the fuzz target', async () => (await httpsGet(ready, '/readyz', ca)).status === 200, 15_000, 50);
+    shutdown = async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    };
+  } else {
+    // Decisions are logged to memory and dropped: the fuzz run makes millions of them.
+    const log = memoryLog();
+    log.stream.on('data', () => undefined);
+    const server = await startServer(options, createLogger('warn', log.stream));
+    port = server.port;
+    shutdown = () => server.shutdown('fuzz done');
+  }
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   return {
     send: (c) =>
@@ -46,7 +77,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
         const req = request(
           {
             host: '127.0.0.1',
-            port: server.port,
+            port,
             path: '/validate',
             method: 'POST',
             ca,
@@ -70,7 +101,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       }),
     stop: async () => {
       agent.destroy();
-      await server.shutdown('fuzz done');
+      await shutdown();
       rmSync(dir, { recursive: true, force: true });
     },
   };
