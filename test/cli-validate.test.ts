@@ -154,3 +154,9 @@ t.test('help', async (t) => {
   const serve = runCli(['serve', '--help']);
   t.match(serve.stdout, '--tls-cert-file [$SNAPSHOT_WEBHOOK_TLS_CERT_FILE]');
 });
+
+t.test('--kubeconfig that cannot be reached: exit 2 with the reason', async (t) => {
+  const r = runCli(['validate', '--kubeconfig', 'test/fixtures/cli/unreachable-kubeconfig.yaml', `${DIR}/clean`]);
+  t.equal(r.status, 2);
+  t.match(r.stderr, /^snapshot-webhook: --kubeconfig test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the cluster's classes: .*ECONNREFUSED/);
+});

@@ -70,7 +70,12 @@ async function existingClasses(classesFrom: string | undefined, kubeconfig: stri
   if (kubeconfig !== undefined) {
     // Only here: the Kubernetes client is large and slow to load, and most runs never need it.
     const { listClusterClasses } = await import('../cluster/list-classes.js');
-    await listClusterClasses(kubeconfig, index);
+    try {
+      await listClusterClasses(kubeconfig, index);
+    } catch (error) {
+      // The existing classes are input too: not being able to read them is exit 2, like an unreadable file.
+      throw new UsageError(`--kubeconfig ${kubeconfig}: cannot read the cluster's classes: ${(error as Error).message}`);
+    }
   }
   return index;
 }
