@@ -158,5 +158,8 @@ t.test('help', async (t) => {
 t.test('--kubeconfig that cannot be reached: exit 2 with the reason', async (t) => {
   const r = runCli(['validate', '--kubeconfig', 'test/fixtures/cli/unreachable-kubeconfig.yaml', `${DIR}/clean`]);
   t.equal(r.status, 2);
-  t.match(r.stderr, /^snapshot-webhook: --kubeconfig test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the cluster's classes: .*ECONNREFUSED/);
+  t.match(
+    r.stderr,
+    /^snapshot-webhook: --kubeconfig test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the cluster's classes: .*ECONNREFUSED/,
+  );
 });
