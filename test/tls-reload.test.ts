@@ -42,13 +42,8 @@ function servedSerial(port: number, ca: string): Promise<string> {
   });
 }
 
-t.test('a rotated certificate is served within 10 s, with no failed request', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sw-rotate-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const ca = await makeCa('rotation test CA', 1);
-  const firstSerial = await writePairAtomically(dir, ca, 1);
-  symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
-  symlinkSync('..data/tls.key', join(dir, 'tls.key'));
+/** The real server on a loopback port, serving tls.crt and tls.key from `dir`. */
+async function serveFrom(dir: string) {
   const log = memoryLog();
   const options = parseServeOptions(
     [
@@ -61,7 +56,17 @@ t.test('a rotated certificate is served within 10 s, with no failed request', as
     ],
     {},
   );
-  const server = await startServer(options, createLogger('info', log.stream));
+  return { server: await startServer(options, createLogger('info', log.stream)), log };
+}
+
+t.test('a rotated certificate is served within 10 s, with no failed request', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-rotate-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const ca = await makeCa('rotation test CA', 1);
+  const firstSerial = await writePairAtomically(dir, ca, 1);
+  symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
+  symlinkSync('..data/tls.key', join(dir, 'tls.key'));
+  const { server, log } = await serveFrom(dir);
   t.teardown(() => server.shutdown('test done'));
   t.equal(await servedSerial(server.port, ca.certPem), firstSerial);
 
@@ -120,19 +125,7 @@ t.test('a bad serving pair at start: not ready, a clear log line, no crash', asy
   const mismatched = await makeServingCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], days: 1 });
   writeFileSync(join(dir, 'tls.crt'), other.certPem);
   writeFileSync(join(dir, 'tls.key'), mismatched.keyPem);
-  const log = memoryLog();
-  const options = parseServeOptions(
-    [
-      `--tls-cert-file=${join(dir, 'tls.crt')}`,
-      `--tls-private-key-file=${join(dir, 'tls.key')}`,
-      '--port=0',
-      '--bind-address=127.0.0.1',
-      '--classes-from=test/fixtures/classes',
-      '--shutdown-delay=0',
-    ],
-    {},
-  );
-  const server = await startServer(options, createLogger('info', log.stream));
+  const { server, log } = await serveFrom(dir);
   t.teardown(() => server.shutdown('test done'));
   const ready = await server.app.inject({ method: 'GET', url: '/readyz' });
   t.equal(ready.statusCode, 503);

@@ -12,6 +12,7 @@ import { classManifests, requestMix } from './mix.mjs';
 import { decisionP99 } from './scaling.mjs';
 import { cpuSeconds, ROOT, rssMb, runLoad, startServer } from './servers.mjs';
 import { writeReport } from './report.mjs';
+import { check, summary } from '../helpers/checks.mjs';
 
 const { values } = parseArgs({ options: { smoke: { type: 'boolean' }, runs: { type: 'string' }, duration: { type: 'string' } } });
 const smoke = values.smoke === true;
@@ -133,13 +134,6 @@ const report = {
 rmSync(work, { recursive: true, force: true });
 
 if (smoke) {
-  let passed = 0;
-  let failed = 0;
-  const check = (ok, what) => {
-    console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-    if (ok) passed += 1;
-    else failed += 1;
-  };
   check(
     results.ours.errors === 0 && results.ceiling.errors === 0,
     `no errors, timeouts or non-2xx answers (ours ${results.ours.errors}, ceiling ${results.ceiling.errors})`,
@@ -153,8 +147,7 @@ if (smoke) {
     Object.values(scaling).every((s) => s.p99us > 0),
     'default-class scaling measured',
   );
-  console.log(`bench: ${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
+  process.exit(summary('bench'));
 }
 writeReport(report);
 console.log(JSON.stringify({ ratio: round(results.ours.rps.median / results.ceiling.rps.median), ...memory }, null, 2));

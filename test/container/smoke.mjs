@@ -8,17 +8,11 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { check, summary } from '../helpers/checks.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sw-image-'));
 const servers = [];
-let passed = 0;
-let failed = 0;
-const check = (ok, what) => {
-  console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-  if (ok) passed += 1;
-  else failed += 1;
-};
 
 function waitReady(port, ca) {
   return new Promise((resolve) => {
@@ -97,5 +91,4 @@ try {
   for (const server of servers) server.kill('SIGKILL');
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`container: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+process.exit(summary('container'));

@@ -45,32 +45,9 @@ function signClientCert(dir: string, user: string): void {
 
 /** CA, apiserver serving cert (SANs 127.0.0.1, localhost), admin client cert (system:masters), SA keys. */
 function makePki(dir: string): void {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(dir, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-sha256', '-subj', '/CN=e2e-ca']);
-  const sign = (name: string, subject: string, ext: string): void => {
-    writeFileSync(join(dir, `${name}.ext`), ext);
-    openssl(dir, ['req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
-    openssl(dir, [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.crt`,
-      '-days',
-      '2',
-      '-sha256',
-      '-extfile',
-      `${name}.ext`,
-    ]);
-  };
-  sign('apiserver', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  sign('admin', '/O=system:masters/CN=e2e-admin', 'extendedKeyUsage=clientAuth\n');
+  openssl(dir, ['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-sha256', '-subj', '/CN=e2e-ca']);
+  sign(dir, 'apiserver', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  sign(dir, 'admin', '/O=system:masters/CN=e2e-admin', 'extendedKeyUsage=clientAuth\n');
   openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
   openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
 }

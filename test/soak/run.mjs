@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { classManifests, requestMix } from '../bench/mix.mjs';
 import { ROOT, runLoad, startServer } from '../bench/servers.mjs';
+import { check, summary as countsLine } from '../helpers/checks.mjs';
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string', default: '1' }, rate: { type: 'string', default: '300' } },
@@ -87,13 +88,6 @@ const summary = {
   handles: { start: avg(first, 'handles'), end: avg(last, 'handles'), max: Math.max(...samples.map((s) => s.handles)) },
 };
 console.log(JSON.stringify(summary, null, 2));
-let passed = 0;
-let failed = 0;
-const check = (ok, what) => {
-  console.log(`${ok ? 'ok' : 'not ok'} - ${what}`);
-  if (ok) passed += 1;
-  else failed += 1;
-};
 check(errors === 0 && requests > 0, `${requests} requests, ${errors} errors`);
 // "Beyond noise": the heap after the run stays within 8 MB of where it started (GC timing moves it by a few MB).
 check(
@@ -101,5 +95,4 @@ check(
   `heap ${summary.heapUsedMb.start.toFixed(1)} -> ${summary.heapUsedMb.end.toFixed(1)} MB`,
 );
 check(summary.handles.end - summary.handles.start <= 4, `open handles ${summary.handles.start} -> ${summary.handles.end}`);
-console.log(`soak: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+process.exit(countsLine('soak'));
