@@ -12,7 +12,8 @@ type Json = unknown;
 /** Every path (as keys) inside a JSON value, the root included. */
 function paths(value: Json, prefix: string[] = [], out: string[][] = []): string[][] {
   out.push(prefix);
-  if (typeof value === 'object' && value !== null && prefix.length < 12) {
+  // A deep-nesting marker is a leaf: mutating inside it would make it something else.
+  if (typeof value === 'object' && value !== null && !(DEEP in value) && prefix.length < 12) {
     for (const key of Object.keys(value)) paths((value as Record<string, Json>)[key], [...prefix, key], out);
   }
   return out;
@@ -46,7 +47,9 @@ const deepNesting = fc.integer({ min: 1001, max: 1001 + Math.round(49_000 * SCAL
 const DEEP_MARK = new RegExp(`"${DEEP}(\\d+)"`, 'g');
 function toBody(review: Json): Buffer {
   const text = JSON.stringify(review, (_key, value: unknown) =>
-    typeof value === 'object' && value !== null && DEEP in value ? `${DEEP}${(value as Record<string, number>)[DEEP]}` : value,
+    typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[DEEP] === 'number'
+      ? `${DEEP}${(value as Record<string, number>)[DEEP]}`
+      : value,
   );
   return Buffer.from(
     (text ?? '').replace(DEEP_MARK, (_m, depth: string) => '['.repeat(Number(depth)) + ']'.repeat(Number(depth))),

@@ -43,7 +43,7 @@ try {
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     done += cases.length;
-    if (batch % 200 === 0) process.stderr.write(`${done} cases, ${Math.round(done / ((Date.now() - started) / 1000))}/s\n`);
+    if (batch % 50 === 0) process.stderr.write(`${done} cases, ${Math.round(done / ((Date.now() - started) / 1000))}/s\n`);
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(
