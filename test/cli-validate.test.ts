@@ -163,3 +163,12 @@ t.test('--kubeconfig that cannot be reached: exit 2 with the reason', async (t) 
     /^snapshot-webhook: --kubeconfig test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the cluster's classes: .*ECONNREFUSED/,
   );
 });
+
+t.test('--kustomize renders the folder with kubectl and checks the result', async (t) => {
+  const r = runCli(['validate', '--kustomize', `${DIR}/kustomize`]);
+  t.equal(r.status, 1);
+  t.same(r.stdout.trimEnd().split('\n'), [
+    `${DIR}/kustomize (kustomize):1: VolumeSnapshot apps/nightly: only one of Spec.Source.PersistentVolumeClaimName = data and Spec.Source.VolumeSnapshotContentName = also-set should be set`,
+    '1 checked, 1 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable',
+  ]);
+});
