@@ -1,13 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
 
-export const APISERVER_ARCHIVE = fileURLToPath(
-  new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url),
-);
+/** The apiserver archive: $E2E_APISERVER_XZ, else beside the project (../shared), else /work/shared. */
+export const APISERVER_ARCHIVE =
+  [
+    process.env.E2E_APISERVER_XZ,
+    fileURLToPath(new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url)),
+    '/work/shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz',
+  ].find((candidate) => candidate !== undefined && candidate !== '' && existsSync(candidate)) ??
+  'kube-apiserver-v1.20.2.xz (not found)';
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
