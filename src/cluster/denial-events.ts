@@ -40,6 +40,49 @@ export const DEFAULT_EVENT_LIMITS: EventLimits = { queueMax: 100, perObjectMs: 6
 
 export type EventResult = 'sent' | 'failed' | 'dropped' | 'limited';
 
+type DecidedObject = {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+};
+
+/** The Event for a denied, non-dry-run UPDATE of a named object; undefined for anything else. */
+function eventFor(outcome: ReviewOutcome, now: number): DenialEvent | undefined {
+  const { request, decision } = outcome;
+  if (request.operation !== 'UPDATE' || decision.allowed || request.dryRun === true || decision.denial === undefined)
+    return undefined;
+  const object = request.object as DecidedObject;
+  const meta = object.metadata ?? {};
+  const name = meta.name ?? request.name;
+  if (name === undefined) return undefined;
+  const namespace = meta.namespace ?? request.namespace;
+  const at = new Date(now);
+  return {
+    // Cluster-scoped objects get their events in `default`, as the kubelet does for Nodes.
+    metadata: {
+      name: `${name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
+      namespace: namespace ?? 'default',
+    },
+    involvedObject: {
+      apiVersion: object.apiVersion ?? `${request.kind.group}/${request.kind.version}`,
+      kind: object.kind ?? request.kind.kind,
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(meta.uid === undefined ? {} : { uid: meta.uid }),
+      ...(meta.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
+    },
+    reason: 'FailedValidation',
+    message: `update denied by snapshot-webhook: ${decision.denial.message}`.slice(0, 1024),
+    type: 'Warning',
+    source: { component: 'snapshot-webhook' },
+    reportingComponent: 'snapshot-webhook',
+    reportingInstance: hostname(),
+    firstTimestamp: at,
+    lastTimestamp: at,
+    count: 1,
+  };
+}
+
 /**
  * Records a Kubernetes Event on an existing object whose UPDATE was denied, so `kubectl describe` shows why
  * (the MicroShift design: "post errors to the problem object as Events"). Asynchronous: the admission answer
@@ -60,17 +103,9 @@ export class DenialEvents {
   ) {}
 
   record(outcome: ReviewOutcome): void {
-    const { request, decision } = outcome;
-    if (request.operation !== 'UPDATE' || decision.allowed || request.dryRun === true || decision.denial === undefined) return;
-    const object = request.object as {
-      apiVersion?: string;
-      kind?: string;
-      metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
-    };
-    const name = object.metadata?.name ?? request.name;
-    if (name === undefined) return;
-    const namespace = object.metadata?.namespace ?? request.namespace;
-    const key = `${request.resource.resource}/${namespace ?? ''}/${name}/${decision.denial.message}`;
+    const event = eventFor(outcome, this.now());
+    if (event === undefined) return;
+    const key = `${outcome.request.resource.resource}/${event.metadata.namespace}/${event.involvedObject.name}/${event.message}`;
     const now = this.now();
     const last = this.lastSent.get(key);
     if (last !== undefined && now - last < this.limits.perObjectMs) {
@@ -84,31 +119,7 @@ export class DenialEvents {
     }
     this.lastSent.set(key, now);
     this.forgetOld(now);
-    const at = new Date(now);
-    this.queue.push({
-      // Cluster-scoped objects get their events in `default`, as the kubelet does for Nodes.
-      metadata: {
-        name: `${name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
-        namespace: namespace ?? 'default',
-      },
-      involvedObject: {
-        apiVersion: object.apiVersion ?? `${request.kind.group}/${request.kind.version}`,
-        kind: object.kind ?? request.kind.kind,
-        name,
-        ...(namespace === undefined ? {} : { namespace }),
-        ...(object.metadata?.uid === undefined ? {} : { uid: object.metadata.uid }),
-        ...(object.metadata?.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion }),
-      },
-      reason: 'FailedValidation',
-      message: `update denied by snapshot-webhook: ${decision.denial.message}`.slice(0, 1024),
-      type: 'Warning',
-      source: { component: 'snapshot-webhook' },
-      reportingComponent: 'snapshot-webhook',
-      reportingInstance: hostname(),
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-    });
+    this.queue.push(event);
     this.sending ??= this.send().finally(() => (this.sending = undefined));
   }
 
