@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadServingPair } from '../server/tls.js';
 import { makeCa, makeServingCert } from './make-certs.js';
@@ -46,8 +46,4 @@ export async function ensureDevCerts(dir: string): Promise<boolean> {
   writeFileSync(paths.certFile, serving.certPem);
   writeFileSync(paths.keyFile, serving.keyPem, { mode: 0o600 });
   return true;
-}
-
-export function readCaBundle(dir: string): string {
-  return readFileSync(devCertPaths(dir).caFile, 'utf8');
 }

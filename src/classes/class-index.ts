@@ -59,6 +59,13 @@ export class ClassIndex implements ClassView {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** An index that can answer for every kind, and knows of no classes (standalone, or offline checks). */
+  static withNoClasses(): ClassIndex {
+    const index = new ClassIndex();
+    for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+    return index;
+  }
+
   private of(kind: ClassKind): KindIndex {
     return this.kinds.get(kind) as KindIndex;
   }

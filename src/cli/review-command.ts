@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { ClassIndex } from '../classes/class-index.js';
-import { CLASS_KINDS } from '../classes/class-view.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
 import { reviewAdmission } from '../admission/review.js';
 import { parseFlags, flagString, formatHelp, UsageError, type FlagSpec } from '../config/flags.js';
@@ -30,8 +29,7 @@ export async function runReview(argv: readonly string[]): Promise<number> {
     throw new UsageError(`cannot read an AdmissionReview from ${file}: ${(error as Error).message}`);
   }
   const classesFrom = flagString(flags, 'classes-from');
-  const index = classesFrom === undefined ? new ClassIndex() : loadStaticClasses(classesFrom);
-  if (classesFrom === undefined) for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  const index = classesFrom === undefined ? ClassIndex.withNoClasses() : loadStaticClasses(classesFrom);
   try {
     const outcome = reviewAdmission(body, {
       classes: index,

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ClassIndex } from '../classes/class-index.js';
-import { CLASS_KINDS } from '../classes/class-view.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import { parseManifests, readManifests, type ManifestSet } from '../manifests/read-manifests.js';
@@ -58,8 +57,7 @@ function renderKustomize(dir: string): ManifestSet {
 }
 
 async function existingClasses(classesFrom: string | undefined, kubeconfig: string | undefined): Promise<ClassIndex> {
-  const index = new ClassIndex();
-  for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  const index = ClassIndex.withNoClasses();
   if (classesFrom !== undefined) {
     try {
       loadStaticClasses(classesFrom, index);

@@ -136,7 +136,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const started = performance.now();
     if (request.body === undefined) throw new EmptyBodyError();
     metrics?.inFlight.inc();
-    const outcome = reviewAdmission(request.body, review);
+    try {
+      return answer(reviewAdmission(request.body, review), started, reply);
+    } finally {
+      metrics?.inFlight.dec();
+    }
+  };
+  const answer = (outcome: ReviewOutcome, started: number, reply: FastifyReply): FastifyReply => {
     const durationMs = performance.now() - started;
     logDecision(logger, outcome, durationMs);
     metrics?.observe(outcome, durationMs);
@@ -151,7 +157,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
       ...(closing?.() === true ? { connection: 'close' } : {}),
     });
     reply.raw.end(text);
-    metrics?.inFlight.dec();
     return reply;
   };
   if (metrics !== undefined) {

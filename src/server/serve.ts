@@ -7,7 +7,6 @@ import { CLASS_KINDS } from '../classes/class-view.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
 import type { ServeOptions } from '../config/serve-options.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { decoders } from '../schemas/validators.js';
 import { allRoutes } from '../rules/table.js';
 import { buildApp, type Readiness } from './app.js';
 import { ServingCertificate } from './serving-certificate.js';
@@ -39,8 +38,7 @@ async function classSource(options: ServeOptions, logger: Logger): Promise<Class
     const { clusterClassSource } = await import('../cluster/cluster-class-source.js');
     return clusterClassSource({ kubeconfig: options.kubeconfig, logger, discoveryIntervalMs: options.discoveryIntervalMs });
   }
-  const index = new ClassIndex();
-  for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
+  const index = ClassIndex.withNoClasses();
   logger.warn('no cluster configured and no --classes-from: standalone with no classes');
   return fixedClassSource(index, 'standalone');
 }
@@ -54,8 +52,7 @@ async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
 }
 
 export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
-  // Compile every schema and build the route table before the first request, not during it.
-  decoders();
+  // Build the route table before the first request, not during it (the validators are compiled ahead of time).
   allRoutes();
   const classes = await classSource(options, logger);
   let listening = false;

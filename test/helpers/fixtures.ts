@@ -2,7 +2,6 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClassIndex } from '../../src/classes/class-index.js';
-import { CLASS_KINDS } from '../../src/classes/class-view.js';
 import { loadStaticClasses } from '../../src/classes/static-classes.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -28,10 +27,6 @@ export function fixtureName(file: string): string {
 /** The class sets fixtures name: a folder of manifests, or `unavailable` (a cache that cannot answer). */
 export function classSet(name: string): ClassIndex {
   if (name === 'unavailable') return new ClassIndex();
-  if (name === 'empty') {
-    const index = new ClassIndex();
-    for (const kind of CLASS_KINDS) index.replaceAll(kind, []);
-    return index;
-  }
+  if (name === 'empty') return ClassIndex.withNoClasses();
   return loadStaticClasses(join(FIXTURES, 'class-sets', `${name}.yaml`));
 }
