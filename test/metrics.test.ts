@@ -4,6 +4,7 @@ import { WebhookMetrics } from '../src/server/metrics.js';
 import { createLogger } from '../src/log/logger.js';
 import { memoryLog, reviewDeps } from './helpers/app.js';
 import { FIXTURES, readJson } from './helpers/fixtures.js';
+import { listenLoopback, postJson } from './helpers/loopback.js';
 
 t.test('GET /metrics exposes requests, decisions, findings, latency, cache and certificate state', async (t) => {
   const metrics = new WebhookMetrics({
@@ -17,17 +18,13 @@ t.test('GET /metrics exposes requests, decisions, findings, latency, cache and c
     metrics,
   });
   t.teardown(() => app.close());
+  const port = await listenLoopback(app);
   const post = (fixture: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/validate',
-      headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify(readJson<{ review: unknown }>(`${FIXTURES}admission/${fixture}.json`).review),
-    });
+    postJson(port, JSON.stringify(readJson<{ review: unknown }>(`${FIXTURES}admission/${fixture}.json`).review));
   await post('volumesnapshotclasses/v1/create-second-default');
   await post('volumesnapshots/v1/create-pvc-source');
   await post('volumesnapshots/v1/create-unknown-class');
-  await app.inject({ method: 'POST', url: '/validate', headers: { 'content-type': 'application/json' }, payload: '{' });
+  await postJson(port, '{');
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
   const expected = [
     'snapshot_webhook_admission_requests_total{group="snapshot.storage.k8s.io",resource="volumesnapshotclasses",operation="CREATE",decision="denied"} 1',
