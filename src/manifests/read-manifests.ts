@@ -1,44 +1,14 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { LineCounter, parseAllDocuments } from 'yaml';
+import {
+  isRecord,
+  listItems,
+  readManifestFiles,
+  type ManifestObject,
+  type ManifestProblem,
+  type ManifestSet,
+} from './manifest-files.js';
 
-/** One Kubernetes object found in a manifest file, with where it was written. */
-export interface ManifestObject {
-  readonly file: string;
-  /** 1-based line of the document (or List item) in the file. */
-  readonly line: number;
-  readonly object: Record<string, unknown>;
-}
-
-export interface ManifestProblem {
-  readonly file: string;
-  readonly line: number;
-  readonly message: string;
-}
-
-export interface ManifestSet {
-  readonly objects: ManifestObject[];
-  readonly problems: ManifestProblem[];
-}
-
-const MANIFEST_FILE = /\.(ya?ml|json)$/i;
-
-/** Files under a path: the path itself if it is a file, else every .yaml/.yml/.json below it, sorted. */
-export function manifestFiles(path: string): string[] {
-  if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path, { withFileTypes: true })
-    .filter((e) => !e.name.startsWith('.'))
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((e) => {
-      const full = join(path, e.name);
-      if (e.isDirectory()) return manifestFiles(full);
-      return MANIFEST_FILE.test(e.name) ? [full] : [];
-    });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export type { ManifestObject, ManifestProblem, ManifestSet };
 
 /**
  * Parses one file's text: multi-document YAML (JSON is YAML), `List` kinds unpacked. A syntax error is a
@@ -67,9 +37,10 @@ export function parseManifests(file: string, text: string): ManifestSet {
       problems.push({ file, line, message: 'a document must be a Kubernetes object (a mapping)' });
       continue;
     }
-    if (typeof value.kind === 'string' && value.kind.endsWith('List') && Array.isArray(value.items)) {
+    const list = listItems(value);
+    if (list !== undefined) {
       const items = doc.getIn(['items']) as { items?: { range?: [number, number, number] }[] } | undefined;
-      value.items.forEach((item: unknown, i: number) => {
+      list.forEach((item: unknown, i: number) => {
         const itemStart = items?.items?.[i]?.range?.[0];
         const itemLine = itemStart === undefined ? line : lines.linePos(itemStart).line;
         if (isRecord(item)) objects.push({ file, line: itemLine, object: item });
@@ -81,29 +52,10 @@ export function parseManifests(file: string, text: string): ManifestSet {
   return { objects, problems };
 }
 
-/** Reads every manifest under the paths. Unreadable files are problems, not exceptions. */
+/**
+ * Reads every manifest under the paths, with the line of every document and List item (the `yaml` parser
+ * keeps positions): what `snapshot-webhook validate` reports.
+ */
 export function readManifests(paths: readonly string[]): ManifestSet {
-  const all: ManifestSet = { objects: [], problems: [] };
-  for (const path of paths) {
-    let files: string[];
-    try {
-      files = manifestFiles(path);
-    } catch (error) {
-      all.problems.push({ file: path, line: 0, message: `cannot read: ${(error as Error).message}` });
-      continue;
-    }
-    for (const file of files) {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (error) {
-        all.problems.push({ file, line: 0, message: `cannot read: ${(error as Error).message}` });
-        continue;
-      }
-      const found = parseManifests(file, text);
-      all.objects.push(...found.objects);
-      all.problems.push(...found.problems);
-    }
-  }
-  return all;
+  return readManifestFiles(paths, parseManifests);
 }
