@@ -16,17 +16,40 @@ function logFile(t: { teardown(fn: () => void): void }): { path: string; fd: num
   return { path, fd };
 }
 
-t.test('lines are gathered until about 4 KiB, then written in one go, in order', async (t) => {
+/** Waits (bounded) until the file holds `expected` bytes of text. */
+async function fileReaches(path: string, length: number): Promise<string> {
+  for (let i = 0; i < 200 && readFileSync(path, 'utf8').length < length; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return readFileSync(path, 'utf8');
+}
+
+const NO_TIMER = 3_600_000;
+
+t.test('lines are gathered until the write size, then written in one go, in order', async (t) => {
   const { path, fd } = logFile(t);
-  const buffer = new LineBuffer(fd);
+  const buffer = new LineBuffer(fd, NO_TIMER);
   t.teardown(() => buffer.end());
-  const line = `${'x'.repeat(99)}\n`;
-  const fit = Math.floor(WRITE_BYTES / line.length);
-  for (let i = 0; i < fit - 1; i++) buffer.write(line);
+  const line = (i: number) => `${String(i).padStart(98, '0')}\n`;
+  const fit = Math.floor(WRITE_BYTES / 99);
+  for (let i = 0; i < fit - 1; i++) buffer.write(line(i));
+  await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(readFileSync(path, 'utf8'), '', 'nothing written below the threshold');
-  buffer.write(line);
-  buffer.write(line);
-  t.equal(readFileSync(path, 'utf8'), line.repeat(fit + 1), 'written once past it');
+  buffer.write(line(fit - 1));
+  buffer.write(line(fit));
+  const expected = Array.from({ length: fit + 1 }, (_, i) => line(i)).join('');
+  t.equal(await fileReaches(path, expected.length), expected, 'written once past it, in order');
+});
+
+t.test('a flush while a write is under way comes after it: nothing lost, nothing reordered', async (t) => {
+  const { path, fd } = logFile(t);
+  const buffer = new LineBuffer(fd, NO_TIMER);
+  const lines = Array.from({ length: 3000 }, (_, i) => `{"n":${i}}\n`);
+  for (const l of lines) buffer.write(l);
+  buffer.flushSync();
+  buffer.end();
+  const text = await fileReaches(path, lines.join('').length);
+  t.equal(text, lines.join(''));
 });
 
 t.test('a quiet logger still writes within the flush interval', async (t) => {
