@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { pino } from 'pino';
-import { FLUSH_MS, LineBuffer, WRITE_BYTES } from '../src/log/line-buffer.js';
+import { FLUSH_MS, LineBuffer, MAX_PENDING_BYTES, WRITE_BYTES } from '../src/log/line-buffer.js';
 
 function logFile(t: { teardown(fn: () => void): void }): { path: string; fd: number } {
   const dir = mkdtempSync(join(tmpdir(), 'sw-lines-'));
@@ -79,4 +79,25 @@ t.test('a descriptor that cannot be written drops the lines without throwing', a
   const buffer = new LineBuffer(readOnly);
   buffer.write('x'.repeat(WRITE_BYTES));
   t.doesNotThrow(() => buffer.end());
+});
+
+t.test('lines that cannot be written yet are held up to a limit, then dropped and counted', async (t) => {
+  const { path, fd } = logFile(t);
+  const buffer = new LineBuffer(fd, NO_TIMER);
+  const line = `${'y'.repeat(1023)}\n`;
+  // Held back by a write under way: fill past the limit before the event loop lets it finish.
+  const total = MAX_PENDING_BYTES / line.length + 100;
+  let refused = 0;
+  for (let i = 0; i < total; i++) if (!buffer.write(line)) refused++;
+  t.ok(refused > 0 && refused < total, `some lines refused (${refused} of ${total})`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  buffer.write('{"msg":"after"}\n');
+  buffer.end();
+  for (let i = 0; i < 200 && !readFileSync(path, 'utf8').endsWith('"msg":"after"}\n'); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const written = readFileSync(path, 'utf8');
+  t.match(written, new RegExp(`"msg":"${refused} log lines dropped: stdout was not read for a while"`));
+  t.match(written, /"msg":"after"\}\n$/);
+  t.equal(written.split('\n').filter((l) => l.startsWith('y')).length, total - refused, 'every line held was written');
 });

@@ -6,6 +6,8 @@ export const WRITE_BYTES = 8192;
 export const FLUSH_MS = 250;
 /** A full non-blocking pipe is retried after this long rather than losing lines. */
 const RETRY_MS = 5;
+/** Lines waiting beyond this (stdout not read for a long while) are dropped and counted, not held. */
+export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 /**
  * pino's destination: lines gathered in memory and written to a file descriptor in one `write` per ~8 KiB,
@@ -14,14 +16,16 @@ const RETRY_MS = 5;
  * measured); sonic-boom, pino's own destination, also gathers, but measures the whole pending buffer on every
  * line and fsyncs on every timed flush. Lines stay in order: one write at a time. `flushSync` (at exit) writes
  * what is gathered at once if nothing is under way, or right after the write under way (the process does not
- * exit before that write is done). A descriptor that cannot be written drops the lines: there is no one left
- * to tell.
+ * exit before that write is done). If stdout is not read (a stuck log collector), at most 4 MiB wait; further
+ * lines are dropped and a line saying how many is written once writing resumes. A descriptor that cannot be
+ * written drops the lines: there is no one left to tell.
  */
 export class LineBuffer {
   private lines: string[] = [];
   private bytes = 0;
   private writing = false;
   private flushRequested = false;
+  private dropped = 0;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -33,6 +37,10 @@ export class LineBuffer {
   }
 
   write(line: string): boolean {
+    if (this.bytes >= MAX_PENDING_BYTES) {
+      this.dropped++;
+      return false;
+    }
     this.lines.push(line);
     // String length counts UTF-16 units, not bytes: close enough to decide when to write.
     this.bytes += line.length;
@@ -62,6 +70,12 @@ export class LineBuffer {
   }
 
   private take(): Buffer | undefined {
+    if (this.dropped > 0) {
+      this.lines.push(
+        `{"level":40,"time":${Date.now()},"msg":"${this.dropped} log lines dropped: stdout was not read for a while"}\n`,
+      );
+      this.dropped = 0;
+    }
     if (this.lines.length === 0) return undefined;
     const data = Buffer.from(this.lines.join(''));
     this.lines = [];

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { request, type Agent } from 'node:https';
 
 export interface HttpsAnswer {
@@ -32,16 +33,17 @@ export function httpsRequest(
         timeout: 5000,
         ...(options.agent === undefined ? {} : { agent: options.agent }),
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }),
-        );
-      },
+      (res) => collectAnswer(res, resolve),
     );
     req.on('timeout', () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** Reads a whole response into an answer. */
+export function collectAnswer(res: IncomingMessage, resolve: (answer: HttpsAnswer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }));
 }

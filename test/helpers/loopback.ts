@@ -1,12 +1,9 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { collectAnswer, type HttpsAnswer } from './https.js';
 
-export interface Answer {
-  status: number;
-  body: string;
-  headers: Record<string, string | string[] | undefined>;
-}
+export type Answer = HttpsAnswer;
 
 /** Listens on a free loopback port (plain HTTP: the app was built without TLS) and returns the port. */
 export async function listenLoopback(app: FastifyInstance): Promise<number> {
@@ -22,13 +19,7 @@ export function send(
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, method: options.method ?? 'POST', path: options.url, headers: options.headers, timeout: 10_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }),
-        );
-      },
+      (res) => collectAnswer(res, resolve),
     );
     req.on('timeout', () => req.destroy(new Error('request timed out')));
     // The server may answer (413) before it has read a large body; the answer is what the test looks at.
