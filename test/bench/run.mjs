@@ -74,6 +74,10 @@ const paired = {
   oursOverCeiling: spread(series.ours.map((_, i) => rpsOf('ours', i) / rpsOf('ceiling', i))),
   loggingCost: spread(series.ours.map((_, i) => 1 - rpsOf('ours', i) / rpsOf('oursNoLog', i))),
   cpuOursOverCeiling: spread(series.ours.map((m, i) => m.cpuUsPerRequest / series.ceiling[i].cpuUsPerRequest)),
+  // The same two figures from server CPU per request, which the host's varying share of the CPU disturbs less:
+  // a server that saturates one core answers 1/(CPU per request) requests per second.
+  cpuCeilingOverOurs: spread(series.ours.map((m, i) => series.ceiling[i].cpuUsPerRequest / m.cpuUsPerRequest)),
+  loggingCostCpu: spread(series.ours.map((m, i) => 1 - series.oursNoLog[i].cpuUsPerRequest / m.cpuUsPerRequest)),
 };
 const summarise = (list) => ({
   rps: spread(list.map((m) => m.saturation.rps)),
