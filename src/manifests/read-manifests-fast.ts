@@ -10,39 +10,40 @@ import {
 
 const DOCUMENT_START = /^---(?:\s|$)/;
 const DOCUMENT_END = /^\.\.\.(?:\s|$)/;
-const NOTHING = /^\s*(?:#.*)?$/;
+/** Blank, a comment, or a bare `---`. */
+const NOT_CONTENT = /^\s*(?:#.*)?$|^---\s*(?:#.*)?$/;
 
 interface Document {
   /** 1-based line where the document's text begins in the file. */
   readonly startLine: number;
+  /** 1-based line of the document's first content, for messages. */
+  readonly contentLine: number;
   readonly text: string;
 }
 
-/** Splits a YAML stream at its `---` and `...` markers, remembering where each document begins. */
+/** Splits a YAML stream at its `---` and `...` markers; documents without content are left out. */
 function documents(text: string): Document[] {
   const found: Document[] = [];
   let lines: string[] = [];
   let startLine = 1;
+  let contentLine: number | undefined;
   const close = (): void => {
-    if (lines.some((l) => !NOTHING.test(l) && !/^---\s*(?:#.*)?$/.test(l))) found.push({ startLine, text: lines.join('\n') });
+    if (contentLine !== undefined) found.push({ startLine, contentLine, text: lines.join('\n') });
   };
   text.split(/\r?\n/).forEach((line, i) => {
-    if (DOCUMENT_START.test(line) || DOCUMENT_END.test(line)) {
+    const end = DOCUMENT_END.test(line);
+    if (end || DOCUMENT_START.test(line)) {
       close();
-      lines = DOCUMENT_END.test(line) ? [] : [line];
-      startLine = i + (DOCUMENT_END.test(line) ? 2 : 1);
+      lines = end ? [] : [line];
+      startLine = end ? i + 2 : i + 1;
+      contentLine = end || NOT_CONTENT.test(line) ? undefined : i + 1;
       return;
     }
     lines.push(line);
+    if (contentLine === undefined && !NOT_CONTENT.test(line)) contentLine = i + 1;
   });
   close();
   return found;
-}
-
-/** The line of a document's first content, for messages. */
-function contentLine(doc: Document): number {
-  const offset = doc.text.split('\n').findIndex((l) => !NOTHING.test(l) && !/^---\s*(?:#.*)?$/.test(l));
-  return doc.startLine + Math.max(offset, 0);
 }
 
 /**
@@ -56,7 +57,7 @@ export function parseManifestsFast(file: string, text: string): ManifestSet {
   const objects: ManifestObject[] = [];
   const problems: ManifestProblem[] = [];
   for (const doc of documents(text)) {
-    const line = contentLine(doc);
+    const line = doc.contentLine;
     let value: unknown;
     try {
       value = load(doc.text, { schema: CORE_SCHEMA, json: true, filename: file });

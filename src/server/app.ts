@@ -9,8 +9,6 @@ import { errorBody } from './error-body.js';
 import type { WebhookMetrics } from './metrics.js';
 import { MIN_TLS_VERSION } from './tls.js';
 
-export { ADMISSION_PATHS, BODY_LIMIT } from './admission-handler.js';
-
 /**
  * Longer than the apiserver's idle connection timeout (Go's http.Transport IdleConnTimeout, 90 s), so the
  * apiserver closes idle connections first and never sends on one we are closing.

@@ -29,16 +29,9 @@ export interface MetricSources {
 class Tally<L extends string> {
   private readonly counts = new Map<string, { readonly labels: Record<L, string>; n: number }>();
 
-  /** `key` is unique per label set (the caller joins the values); `labels` is built only for a new key. */
-  add(key: string, labels: () => Record<L, string>): void {
-    const entry = this.counts.get(key);
-    if (entry === undefined) this.counts.set(key, { labels: labels(), n: 1 });
-    else entry.n++;
-  }
-
-  counter(name: string, help: string, labelNames: readonly L[], registry: Registry): Counter<L> {
+  constructor(name: string, help: string, labelNames: readonly L[], registry: Registry) {
     const counts = this.counts;
-    return new Counter({
+    new Counter({
       name,
       help,
       labelNames,
@@ -49,6 +42,13 @@ class Tally<L extends string> {
       },
     });
   }
+
+  /** `key` is unique per label set (the caller joins the values); `labels` is built only for a new key. */
+  add(key: string, labels: () => Record<L, string>): void {
+    const entry = this.counts.get(key);
+    if (entry === undefined) this.counts.set(key, { labels: labels(), n: 1 });
+    else entry.n++;
+  }
 }
 
 /**
@@ -57,8 +57,18 @@ class Tally<L extends string> {
  */
 export class WebhookMetrics {
   readonly registry = new Registry();
-  private readonly requests = new Tally<'group' | 'resource' | 'operation' | 'decision'>();
-  private readonly findings = new Tally<'rule' | 'effect'>();
+  private readonly requests = new Tally(
+    `${PREFIX}admission_requests_total`,
+    'Admission requests answered, by API group, resource, operation and decision (allowed, denied, warned).',
+    ['group', 'resource', 'operation', 'decision'],
+    this.registry,
+  );
+  private readonly findings = new Tally(
+    `${PREFIX}rule_findings_total`,
+    'Rule findings by rule and effect (denied, warned: a denial softened by warn mode, warning).',
+    ['rule', 'effect'],
+    this.registry,
+  );
   private readonly duration = new Histogram({
     name: `${PREFIX}admission_duration_seconds`,
     help: 'Time from the whole request body to the answer (parsing, rules, decision), in seconds.',
@@ -88,18 +98,6 @@ export class WebhookMetrics {
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
-    this.requests.counter(
-      `${PREFIX}admission_requests_total`,
-      'Admission requests answered, by API group, resource, operation and decision (allowed, denied, warned).',
-      ['group', 'resource', 'operation', 'decision'],
-      this.registry,
-    );
-    this.findings.counter(
-      `${PREFIX}rule_findings_total`,
-      'Rule findings by rule and effect (denied, warned: a denial softened by warn mode, warning).',
-      ['rule', 'effect'],
-      this.registry,
-    );
     const cache = sources.cache;
     const byKind = <T>(
       pick: (s: ReturnType<CacheStatus['status']>[number]) => T | undefined,

@@ -28,7 +28,8 @@ deadline.unref();
 execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
 const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
 const classes = join(work, 'classes.yaml');
-writeFileSync(classes, classManifests());
+const classText = classManifests();
+writeFileSync(classes, classText);
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
 const log = join(work, 'server.log');
@@ -134,7 +135,7 @@ const memory = {
   standaloneAfterLoadMb: spread(afterLoad),
   loadRequests: smoke ? 5_000 : 100_000,
   standaloneStartToReadyMs: spread(startups),
-  classCount: classManifests().split(/^kind: /m).length - 1,
+  classCount: classText.split(/^kind: /m).length - 1,
   standaloneFewClassesStartToReadyMs: spread(startupsFewClasses),
   fewClassCount: readFileSync(join(fewClasses, 'classes.yaml'), 'utf8').split(/^kind: /m).length - 1,
   ceilingStartToReadyMs: spread(startupsCeiling),
