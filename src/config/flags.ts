@@ -24,6 +24,9 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** By name, not class: the bundled commands (dist/bundle/cli.js, certs.js) each carry their own copy of the class. */
+export const isUsageError = (error: unknown): error is UsageError => error instanceof Error && error.name === 'UsageError';
+
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, false: false, '0': false };
 
 function convert(spec: FlagSpec, raw: string, source: string): FlagValue {

@@ -14,6 +14,7 @@ import { WebhookMetrics } from './metrics.js';
 import { DenialEvents } from '../cluster/denial-events.js';
 import type { ReviewOutcome } from '../admission/review.js';
 import { MIN_TLS_VERSION } from './tls.js';
+import { codeCacheStatus } from '../packaging/compiled-bundle.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -107,7 +108,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info(
-    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode },
+    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode, codeCache: codeCacheStatus() },
     'serving admission reviews over HTTPS',
   );
   const running = app;

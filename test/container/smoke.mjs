@@ -1,9 +1,10 @@
 // Tests what can be tested of the container image without a container engine: the build context that
 // .dockerignore lets through; that `npm ci --omit=dev` plus the built output starts the server; and that what
-// the image's last stage holds (package.json and dist/bundle, no node_modules) starts too.
+// the image's last stage holds (package.json and dist/bundle, no node_modules) starts too, from its V8 code
+// cache, which the code-cache stage's command remakes; a damaged or missing cache only costs start time.
 // Prints `N passed, N failed`.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,7 @@ function waitReady(port, ca) {
   });
 }
 
+/** Starts the server from `dir`; checks it becomes ready; resolves with what it logged. */
 async function startsAndBecomesReady(dir, what) {
   const main = join(dir, 'dist/bundle/main.js');
   const certs = join(dir, 'certs');
@@ -45,13 +47,19 @@ async function startsAndBecomesReady(dir, what) {
   args.push('--bind-address=127.0.0.1', `--classes-from=${join(root, 'test/fixtures/classes')}`, '--shutdown-delay=0');
   const server = spawn(process.execPath, args, {
     cwd: dir,
-    stdio: 'ignore',
+    stdio: ['ignore', 'pipe', 'ignore'],
     env: { ...process.env, KUBECONFIG: '', NODE_ENV: 'production' },
   });
   servers.push(server);
+  let log = '';
+  server.stdout.on('data', (chunk) => (log += chunk));
   check(await waitReady(port, readFileSync(join(certs, 'ca.crt'))), what);
   server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  return log;
 }
+
+const codeCache = (log) => /"codeCache":"(\w+)"/.exec(log)?.[1];
 
 try {
   // 1. The build context: every COPY source of the Containerfile is in it; nothing secret or bulky is.
@@ -84,7 +92,24 @@ try {
   const image = join(work, 'image');
   cpSync(join(root, 'package.json'), join(image, 'package.json'));
   cpSync(join(root, 'dist/bundle'), join(image, 'dist/bundle'), { recursive: true });
-  await startsAndBecomesReady(image, 'the image content (dist/bundle, no node_modules) starts and becomes ready');
+  const imageLog = await startsAndBecomesReady(
+    image,
+    'the image content (dist/bundle, no node_modules) starts and becomes ready',
+  );
+  check(codeCache(imageLog) === 'used', `the bundle starts from its V8 code cache (codeCache: ${codeCache(imageLog)})`);
+
+  // 4. The Containerfile's code-cache stage: make-code-cache.js remakes the cache in place with this Node.
+  execFileSync(process.execPath, [join(image, 'dist/bundle/make-code-cache.js'), join(image, 'certs')], { stdio: 'pipe' });
+  const remade = await startsAndBecomesReady(image, 'make-code-cache.js remakes the cache and the server starts with it');
+  check(codeCache(remade) === 'used', `the remade cache is used (codeCache: ${codeCache(remade)})`);
+
+  // 5. A cache V8 cannot use (another Node's, or damaged) costs start time, never the start.
+  writeFileSync(join(image, 'dist/bundle/snapshot-webhook.js.cache'), Buffer.alloc(4096, 7));
+  const damaged = await startsAndBecomesReady(image, 'with a damaged code cache the server still starts and becomes ready');
+  check(codeCache(damaged) === 'rejected', `a damaged cache is reported as rejected (codeCache: ${codeCache(damaged)})`);
+  rmSync(join(image, 'dist/bundle/snapshot-webhook.js.cache'));
+  const none = await startsAndBecomesReady(image, 'without a code cache the server starts and becomes ready');
+  check(codeCache(none) === 'absent', `a missing cache is reported as absent (codeCache: ${codeCache(none)})`);
 } catch (error) {
   check(false, `container smoke: ${error.message}`);
 } finally {

@@ -1,0 +1,90 @@
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { BUNDLE_FILE } from './compiled-bundle.js';
+
+/**
+ * `npm run build`'s last step: bundles the tsc output in dist/ into dist/bundle, CommonJS, tree-shaken, with
+ * every production dependency inside (the runtime image has no node_modules):
+ * - main.js: the entry point; runs snapshot-webhook.js with V8's code cache (loader.ts).
+ * - snapshot-webhook.js: the server and the CLI (the code cache applies to it).
+ * - cluster.js, certs.js, cli.js: what only some commands need (@kubernetes/client-node, X.509, the YAML
+ *   library), loaded by the dynamic imports that name them, so serving without a cluster never reads them.
+ * - make-code-cache.js: writes the cache (make-code-cache.ts), run by `npm run build` and the Containerfile.
+ * A package.json with "type": "commonjs" makes Node read the folder's .js files as CommonJS.
+ */
+const DIST = resolve('dist');
+const OUT = join(DIST, 'bundle');
+
+/** Modules loaded by dynamic import that become their own file: absolute path in dist → file in dist/bundle. */
+const LAZY: Readonly<Record<string, string>> = {
+  [join(DIST, 'cluster/cluster-class-source.js')]: './cluster.js',
+  [join(DIST, 'cluster/list-classes.js')]: './cluster.js',
+  [join(DIST, 'certs/make-certs.js')]: './certs.js',
+  [join(DIST, 'certs/certs-command.js')]: './certs.js',
+  [join(DIST, 'cli/validate-command.js')]: './cli.js',
+  [join(DIST, 'cli/review-command.js')]: './cli.js',
+};
+
+/**
+ * A dynamic import of a LAZY module becomes a small module inside the bundle that requires the LAZY file at
+ * run time (`require`, not `import()`: the loader runs the bundle as a script, which has no import hook).
+ */
+const lazyFiles: Plugin = {
+  name: 'lazy-files',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\./ }, (args) => {
+      if (args.kind === 'require-call' && args.namespace === 'lazy-file') return { path: args.path, external: true };
+      if (args.kind !== 'dynamic-import') return undefined;
+      const file = LAZY[resolve(args.resolveDir, args.path)];
+      return file === undefined ? undefined : { path: file, namespace: 'lazy-file' };
+    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'lazy-file' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+const common: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  plugins: [lazyFiles],
+  // Fastify loads its schema compilers only for route schemas, which this server does not declare (app.ts).
+  external: ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
+};
+
+/** A bundle made of several modules' exports. */
+const reexports = (...files: string[]): BuildOptions['stdin'] => ({
+  contents: files.map((f) => `export * from ${JSON.stringify(join(DIST, f))};`).join('\n'),
+  resolveDir: DIST,
+  loader: 'js',
+});
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT, { recursive: true });
+writeFileSync(join(OUT, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: [join(DIST, 'packaging/loader.js')],
+    outfile: join(OUT, 'main.js'),
+    banner: { js: '#!/usr/bin/env node' },
+  }),
+  build({ ...common, entryPoints: [join(DIST, 'main.js')], outfile: join(OUT, BUNDLE_FILE) }),
+  build({
+    ...common,
+    stdin: reexports('cluster/cluster-class-source.js', 'cluster/list-classes.js'),
+    outfile: join(OUT, 'cluster.js'),
+  }),
+  build({ ...common, stdin: reexports('certs/make-certs.js', 'certs/certs-command.js'), outfile: join(OUT, 'certs.js') }),
+  build({ ...common, stdin: reexports('cli/validate-command.js', 'cli/review-command.js'), outfile: join(OUT, 'cli.js') }),
+  build({ ...common, entryPoints: [join(DIST, 'packaging/make-code-cache.js')], outfile: join(OUT, 'make-code-cache.js') }),
+]);
+chmodSync(join(OUT, 'main.js'), 0o755);
