@@ -46,6 +46,24 @@ const lazyFiles: Plugin = {
   },
 };
 
+/** Built-in modules that dependencies require at load time but that start-up does not need (see the files). */
+const LAZY_BUILTINS: Readonly<Record<string, string>> = {
+  assert: resolve('src/packaging/lazy-assert.cjs'),
+  http2: resolve('src/packaging/lazy-http2.cjs'),
+};
+
+const lazyBuiltins: Plugin = {
+  name: 'lazy-builtins',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^(node:)?(assert|http2)$/ }, (args) => {
+      const shim = LAZY_BUILTINS[args.path.replace(/^node:/, '')];
+      // The shims' own require of the real module stays a require of the built-in.
+      if (shim === undefined || args.importer === shim) return undefined;
+      return { path: shim };
+    });
+  },
+};
+
 const common: BuildOptions = {
   bundle: true,
   platform: 'node',
@@ -55,7 +73,7 @@ const common: BuildOptions = {
   minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
-  plugins: [lazyFiles],
+  plugins: [lazyFiles, lazyBuiltins],
   // Fastify loads its schema compilers only for route schemas, which this server does not declare (app.ts).
   external: ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
 };
