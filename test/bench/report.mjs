@@ -34,6 +34,11 @@ export function writeReport(report) {
     `| standalone, after ${m.loadRequests.toLocaleString('en')} requests (RSS MB) | ${cell(m.standaloneAfterLoadMb)} |`,
     `| standalone, process start to ready, ${m.classCount} classes (ms) | ${cell(m.standaloneStartToReadyMs)} |`,
     `| standalone, process start to ready, the fixtures' ${m.fewClassCount} classes (ms) | ${cell(m.standaloneFewClassesStartToReadyMs)} |`,
+    ...(m.noCodeCacheFewClassesStartToReadyMs === undefined
+      ? []
+      : [
+          `| the same, ${m.fewClassCount} classes, the bundle without its V8 code cache (ms) | ${cell(m.noCodeCacheFewClassesStartToReadyMs)} |`,
+        ]),
     `| the bare ceiling, process start to ready (ms; Node's own floor on this machine) | ${cell(m.ceilingStartToReadyMs)} |`,
     ...(cluster?.variants ?? []).map(
       (v) =>

@@ -40,13 +40,13 @@ const pinned = (_cpu, args) => [process.execPath, args];
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
 /** Starts a server process: `kind` is 'ours' or 'ceiling'. Output goes to a log file, as a container runtime's would. */
-export async function startServer(kind, { certs, classes, logFile, extraArgs = [], nodeArgs = [], env = {} }) {
+export async function startServer(kind, { certs, classes, logFile, extraArgs = [], nodeArgs = [], env = {}, main = MAIN }) {
   const port = nextPort++;
   const args =
     kind === 'ceiling'
       ? [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)]
       : [
-          MAIN,
+          main,
           'serve',
           `--tls-cert-file=${certs.cert}`,
           `--tls-private-key-file=${certs.key}`,
