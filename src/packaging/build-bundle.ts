@@ -16,15 +16,17 @@ import { BUNDLE_FILE } from './compiled-bundle.js';
 const DIST = resolve('dist');
 const OUT = join(DIST, 'bundle');
 
-/** Modules loaded by dynamic import that become their own file: absolute path in dist → file in dist/bundle. */
-const LAZY: Readonly<Record<string, string>> = {
-  [join(DIST, 'cluster/cluster-class-source.js')]: './cluster.js',
-  [join(DIST, 'cluster/list-classes.js')]: './cluster.js',
-  [join(DIST, 'certs/make-certs.js')]: './certs.js',
-  [join(DIST, 'certs/certs-command.js')]: './certs.js',
-  [join(DIST, 'cli/validate-command.js')]: './cli.js',
-  [join(DIST, 'cli/review-command.js')]: './cli.js',
+/** The files of code only some commands need, each with the modules (in dist) that dynamic imports load. */
+const LAZY_FILES: Readonly<Record<string, readonly string[]>> = {
+  'cluster.js': ['cluster/cluster-class-source.js', 'cluster/list-classes.js'],
+  'certs.js': ['certs/make-certs.js', 'certs/certs-command.js'],
+  'cli.js': ['cli/validate-command.js', 'cli/review-command.js'],
 };
+
+/** Absolute path of a lazily loaded module in dist → the file in dist/bundle that holds it. */
+const LAZY: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(LAZY_FILES).flatMap(([file, modules]) => modules.map((m) => [join(DIST, m), `./${file}`])),
+);
 
 /**
  * A dynamic import of a LAZY module becomes a small module inside the bundle that requires the LAZY file at
@@ -55,7 +57,8 @@ const LAZY_BUILTINS: Readonly<Record<string, string>> = {
 const lazyBuiltins: Plugin = {
   name: 'lazy-builtins',
   setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /^(node:)?(assert|http2)$/ }, (args) => {
+    const filter = new RegExp(`^(node:)?(${Object.keys(LAZY_BUILTINS).join('|')})$`);
+    pluginBuild.onResolve({ filter }, (args) => {
       const shim = LAZY_BUILTINS[args.path.replace(/^node:/, '')];
       // The shims' own require of the real module stays a require of the built-in.
       if (shim === undefined || args.importer === shim) return undefined;
@@ -79,7 +82,7 @@ const common: BuildOptions = {
 };
 
 /** A bundle made of several modules' exports. */
-const reexports = (...files: string[]): BuildOptions['stdin'] => ({
+const reexports = (files: readonly string[]): BuildOptions['stdin'] => ({
   contents: files.map((f) => `export * from ${JSON.stringify(join(DIST, f))};`).join('\n'),
   resolveDir: DIST,
   loader: 'js',
@@ -96,13 +99,9 @@ await Promise.all([
     banner: { js: '#!/usr/bin/env node' },
   }),
   build({ ...common, entryPoints: [join(DIST, 'main.js')], outfile: join(OUT, BUNDLE_FILE) }),
-  build({
-    ...common,
-    stdin: reexports('cluster/cluster-class-source.js', 'cluster/list-classes.js'),
-    outfile: join(OUT, 'cluster.js'),
-  }),
-  build({ ...common, stdin: reexports('certs/make-certs.js', 'certs/certs-command.js'), outfile: join(OUT, 'certs.js') }),
-  build({ ...common, stdin: reexports('cli/validate-command.js', 'cli/review-command.js'), outfile: join(OUT, 'cli.js') }),
+  ...Object.entries(LAZY_FILES).map(([file, modules]) =>
+    build({ ...common, stdin: reexports(modules), outfile: join(OUT, file) }),
+  ),
   build({ ...common, entryPoints: [join(DIST, 'packaging/make-code-cache.js')], outfile: join(OUT, 'make-code-cache.js') }),
 ]);
 chmodSync(join(OUT, 'main.js'), 0o755);
