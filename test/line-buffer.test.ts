@@ -74,8 +74,9 @@ t.test("pino's flush and end write what is left; multi-byte text is kept whole",
 });
 
 t.test('a descriptor that cannot be written drops the lines without throwing', async (t) => {
+  // Left open: the failing write runs on libuv's pool and may still be queued when the test ends; closing the
+  // descriptor would let the next test's file take its number and receive this write.
   const readOnly = openSync(tmpdir(), 'r');
-  t.teardown(() => closeSync(readOnly));
   const buffer = new LineBuffer(readOnly);
   buffer.write('x'.repeat(WRITE_BYTES));
   t.doesNotThrow(() => buffer.end());
