@@ -1,14 +1,11 @@
 import { symbols } from 'pino';
 import type { ReviewOutcome } from '../admission/review.js';
+import { jsonString } from '../json/json-string.js';
 import type { Logger } from './logger.js';
 import { redactForLog } from './redact.js';
 
 /** pino's numeric level for info. */
 const INFO = 30;
-/** Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes. */
-const NEEDS_NO_ESCAPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-const jsonString = (value: string): string => (NEEDS_NO_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value));
 const field = (key: string, value: string | undefined): string => (value === undefined ? '' : `,"${key}":${jsonString(value)}`);
 
 function message(outcome: ReviewOutcome): string {

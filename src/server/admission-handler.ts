@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyError } from 'fastify';
 import { BodyTooLargeError, EmptyBodyError, NotJsonError, NotUtf8Error, UnsupportedMediaTypeError } from '../admission/errors.js';
+import { responseText } from '../admission/respond.js';
 import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
 import { logDecision } from '../log/decision-line.js';
 import type { Logger } from '../log/logger.js';
@@ -86,22 +87,26 @@ export function createAdmissionHandler(options: AdmissionHandlerOptions): (req: 
 
   const admit = (res: ServerResponse, body: Buffer, url: string | undefined): void => {
     const started = performance.now();
-    metrics?.inFlight.inc();
     try {
       const outcome = reviewAdmission(parseBody(body), review);
       const durationMs = performance.now() - started;
       logDecision(logger, outcome, durationMs);
       metrics?.observe(outcome, durationMs);
       onDecision?.(outcome, durationMs);
-      write(res, 200, JSON.stringify(outcome.body));
+      write(res, 200, responseText(outcome.body));
     } catch (error) {
       refuse(res, error as FastifyError, url);
-    } finally {
-      metrics?.inFlight.dec();
     }
   };
 
+  // In flight from the headers to the answer (or the client going away): 'close' comes once in either case.
+  const settled = metrics === undefined ? undefined : (): void => void (metrics.inFlight -= 1);
+
   return (req, res) => {
+    if (metrics !== undefined && settled !== undefined) {
+      metrics.inFlight += 1;
+      res.once('close', settled);
+    }
     const media = mediaType(req.headers['content-type']);
     if (media !== 'application/json') {
       const error =

@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReviewOutcome } from '../admission/review.js';
 import type { ClassKind } from '../classes/class-view.js';
+import { DurationHistogram } from './duration-histogram.js';
 
 const PREFIX = 'snapshot_webhook_';
 
@@ -69,19 +70,15 @@ export class WebhookMetrics {
     ['rule', 'effect'],
     this.registry,
   );
-  private readonly duration = new Histogram({
-    name: `${PREFIX}admission_duration_seconds`,
-    help: 'Time from the whole request body to the answer (parsing, rules, decision), in seconds.',
-    labelNames: ['resource'] as const,
+  private readonly duration = new DurationHistogram(
+    `${PREFIX}admission_duration_seconds`,
+    'Time from the whole request body to the answer (parsing, rules, decision), in seconds.',
     // Decisions take tens of microseconds; the top buckets catch GC pauses and a starved event loop.
-    buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
-    registers: [this.registry],
-  });
-  readonly inFlight = new Gauge({
-    name: `${PREFIX}admission_in_flight_requests`,
-    help: 'Admission requests being answered now.',
-    registers: [this.registry],
-  });
+    [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
+    this.registry,
+  );
+  /** Admission requests between their headers and their answer; a plain number, read when scraped. */
+  inFlight = 0;
   private readonly malformed = new Counter({
     name: `${PREFIX}malformed_requests_total`,
     help: 'Requests refused before the rules ran (HTTP 4xx), by error code.',
@@ -98,6 +95,15 @@ export class WebhookMetrics {
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    const inFlight = (): number => this.inFlight;
+    new Gauge({
+      name: `${PREFIX}admission_in_flight_requests`,
+      help: 'Admission requests being answered now (from their headers to their answer).',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
     const cache = sources.cache;
     const byKind = <T>(
       pick: (s: ReturnType<CacheStatus['status']>[number]) => T | undefined,
@@ -179,7 +185,7 @@ export class WebhookMetrics {
       operation,
       decision: effect,
     }));
-    this.duration.observe({ resource }, durationMs / 1000);
+    this.duration.observe(resource, durationMs / 1000);
     for (const finding of evaluation.findings) {
       // A denying finding in an allowed answer was softened by warn mode.
       const kind = finding.warning === true ? 'warning' : decision.allowed ? 'warned' : 'denied';

@@ -35,7 +35,8 @@ const sample = (pid) => ({ all: cpuOf(`/proc/${pid}/stat`), main: cpuOf(`/proc/$
 
 const servers = [];
 for (const arg of positionals) {
-  const [name, spec] = arg.split('=');
+  const name = arg.slice(0, arg.indexOf('='));
+  const spec = arg.slice(arg.indexOf('=') + 1);
   const [kind, ...extraArgs] = spec.split(',');
   const [base, main] = kind.split(':');
   const server = await startServer(base, {
@@ -63,13 +64,13 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-const fmt = (xs) => `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
+const fmt = (xs, d = 1) => `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
 const [first] = servers;
 for (const s of servers) {
   const ratio = (key) => s.rows.map((r, i) => (key === 'rps' ? r.rps / first.rows[i].rps : first.rows[i][key] / r[key]));
   console.log(
     `${s.name.padEnd(12)} rps ${fmt(s.rows.map((r) => r.rps))}  cpu µs/req ${fmt(s.rows.map((r) => r.us))}  main ${fmt(s.rows.map((r) => r.mainUs))}` +
-      `  vs ${first.name}: rps ${fmt(ratio('rps'))} cpu ${fmt(ratio('us'))} main ${fmt(ratio('mainUs'))}  errors ${s.rows.reduce((n, r) => n + r.errors, 0)}`,
+      `  vs ${first.name}: rps ${fmt(ratio('rps'), 2)} cpu ${fmt(ratio('us'), 2)} main ${fmt(ratio('mainUs'), 2)}  errors ${s.rows.reduce((n, r) => n + r.errors, 0)}`,
   );
 }
 await Promise.all(servers.map((s) => s.server.stop()));

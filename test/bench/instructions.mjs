@@ -1,0 +1,137 @@
+// Instructions per request, counted by valgrind's callgrind: the same figure on a busy machine as on a quiet
+// one (it counts work, not time), so small differences between builds show where timings drown in noise.
+// Counts user-space instructions of every thread of the server (V8's JIT code, GC helpers, OpenSSL); the
+// kernel's share (loopback TCP, syscalls) is not counted and is about the same for every server.
+//   node test/bench/instructions.mjs [--warm N] [--requests N] NAME=SPEC ...   (SPEC as for ab.mjs)
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { classManifests, requestMix } from './mix.mjs';
+import { MAIN, ROOT, waitReady } from './servers.mjs';
+
+export async function instructionsPerRequest({
+  kind,
+  main = MAIN,
+  extraArgs = [],
+  warm,
+  requests,
+  work,
+  certs,
+  classes,
+  bodies,
+}) {
+  const port = 23000 + Math.floor(Math.random() * 2000);
+  const outDir = mkdtempSync(join(work, 'cg-'));
+  const serverArgs =
+    kind === 'ceiling'
+      ? [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)]
+      : [
+          main,
+          'serve',
+          `--tls-cert-file=${certs.cert}`,
+          `--tls-private-key-file=${certs.key}`,
+          `--port=${port}`,
+          '--bind-address=127.0.0.1',
+          '--shutdown-delay=0',
+          `--classes-from=${classes}`,
+          ...extraArgs,
+        ];
+  const out = openSync(join(outDir, 'server.log'), 'a');
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${outDir}/callgrind.out`,
+      '--dump-instr=no',
+      '--compress-strings=no',
+      process.execPath,
+      ...serverArgs,
+    ],
+    { stdio: ['ignore', out, out], env: { ...process.env, KUBECONFIG: '' } },
+  );
+  try {
+    await waitReady(port, readFileSync(certs.ca), performance.now(), 180_000);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4, ca: readFileSync(certs.ca) });
+    await send(agent, port, bodies, warm);
+    execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
+    await send(agent, port, bodies, requests);
+    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+    agent.destroy();
+    const dump = readdirSync(outDir)
+      .filter((f) => f.startsWith('callgrind.out.'))
+      .sort()
+      .at(-1);
+    const text = readFileSync(join(outDir, dump), 'utf8');
+    const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)[1]);
+    return total / requests;
+  } finally {
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+/** Sends `count` requests from the mix, 4 at a time over keep-alive connections. */
+async function send(agent, port, bodies, count) {
+  let next = 0;
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const body = bodies[next++ % bodies.length];
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/validate',
+          method: 'POST',
+          agent,
+          servername: 'localhost',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const worker = async () => {
+    while (next < count) await one();
+  };
+  next = 0;
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values, positionals } = parseArgs({
+    options: { warm: { type: 'string' }, requests: { type: 'string' }, keep: { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  const work = mkdtempSync(join(tmpdir(), 'sw-instr-'));
+  execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
+  const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
+  const classes = join(work, 'classes.yaml');
+  writeFileSync(classes, classManifests());
+  const bodies = requestMix();
+  for (const arg of positionals) {
+    const name = arg.slice(0, arg.indexOf('='));
+    const [kind, ...extraArgs] = arg.slice(arg.indexOf('=') + 1).split(',');
+    const [base, main] = kind.split(':');
+    const perRequest = await instructionsPerRequest({
+      kind: base,
+      ...(main ? { main } : {}),
+      extraArgs,
+      work,
+      certs,
+      classes,
+      bodies,
+      warm: Number(values.warm ?? 3000),
+      requests: Number(values.requests ?? 2000),
+    });
+    console.log(`${name.padEnd(12)} ${Math.round(perRequest)} instructions per request`);
+  }
+  if (values.keep) console.log(`callgrind files kept in ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+}
