@@ -9,7 +9,7 @@ const END = '<!-- results:end -->';
 
 export function writeReport(report) {
   writeFileSync(`${ROOT}docs/benchmarks.json`, `${JSON.stringify(report, null, 2)}\n`);
-  const { results: r, memory: m, scaling, cluster, machine } = report;
+  const { results: r, memory: m, scaling, cluster, machine, instructions: ins } = report;
   const pct = (x) => r1(x * 100);
   const pctCell = (s) => `${pct(s.median)}% (${pct(s.min)}–${pct(s.max)})`;
   const lines = [
@@ -27,6 +27,12 @@ export function writeReport(report) {
     `| errors, timeouts, non-2xx | ${r.ours.errors} | ${r.ceiling.errors} | |`,
     '',
     `Logging one line per decision: ${cell(r.ours.rps)} requests/s with info logs to a file against ${cell(r.oursNoLog.rps)} with \`--log-level=warn\`: a cost of ${pctCell(r.paired.loggingCost)} of throughput (within each run); by server CPU per request, ${pctCell(r.paired.loggingCostCpu)}.`,
+    ...(ins === undefined
+      ? []
+      : [
+          '',
+          `Instructions per request (valgrind callgrind, every thread of the server, user space; after ${ins.warm.toLocaleString('en')} requests of warm-up, counted over ${ins.requests.toLocaleString('en')}): ours ${Math.round(ins.ours).toLocaleString('en')}, ceiling ${Math.round(ins.ceiling).toLocaleString('en')}, ours without info logs ${Math.round(ins.oursNoLog).toLocaleString('en')}. Ceiling / ours: ${pct(ins.ceiling / ins.ours)}%; the decision log line: ${pct(1 - ins.oursNoLog / ins.ours)}% of ours.`,
+        ]),
     '',
     '| memory and start | median (min–max) |',
     '| --- | --- |',

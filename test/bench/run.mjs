@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { classManifests, requestMix } from './mix.mjs';
+import { instructionsPerRequest } from './instructions.mjs';
 import { decisionP99 } from './scaling.mjs';
 import { cpuSeconds, ROOT, rssMb, runLoad, startServer } from './servers.mjs';
 import { writeReport } from './report.mjs';
@@ -157,6 +158,17 @@ const memory = {
 
 const scaling = Object.fromEntries([10, 1000, 10000].map((n) => [n, decisionP99(n, smoke ? 2000 : 20_000)]));
 
+// Instructions per request (callgrind): the one figure the machine's noise does not move. Once each: a repeat
+// of the same server agreed within 0.3% (docs/benchmarks.md). Only in a full run, and only if valgrind is there.
+let instructions;
+if (!smoke && spawnSync('valgrind', ['--version']).status === 0) {
+  const count = { warm: 12_000, requests: 2_000, work, certs, classes, bodies: requestMix() };
+  const ceiling = await instructionsPerRequest({ kind: 'ceiling', ...count });
+  const ours = await instructionsPerRequest({ kind: 'ours', ...count });
+  const oursNoLog = await instructionsPerRequest({ kind: 'ours', extraArgs: ['--log-level=warn'], ...count });
+  instructions = { warm: count.warm, requests: count.requests, ceiling, ours, oursNoLog };
+}
+
 let cluster;
 if (!smoke) {
   const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
@@ -183,6 +195,7 @@ const report = {
   results,
   memory,
   scaling,
+  instructions,
   cluster,
 };
 rmSync(work, { recursive: true, force: true });
