@@ -22,23 +22,16 @@ export interface MetricSources {
   readonly certificateSecondsLeft: () => number | undefined;
 }
 
-interface TallyEntry<L extends string> {
-  readonly labels: Record<L, string>;
-  n: number;
-}
-
 /**
- * Counts kept in nested Maps (one level per label value) and copied into a prom-client counter when it is
- * scraped: an increment here is a few Map lookups on strings whose hashes V8 has already computed, where
- * prom-client's labelled `inc` validates and hashes the labels every time (about 1 µs) and a joined key string
- * would be built, flattened and hashed on every request.
+ * Counts kept in a Map and copied into a prom-client counter when it is scraped: an increment here costs tens
+ * of nanoseconds, prom-client's labelled `inc` about 1 µs (it validates and hashes the labels every time),
+ * and the admission path makes two or three of them per request.
  */
 class Tally<L extends string> {
-  private readonly entries: TallyEntry<L>[] = [];
-  private readonly index = new Map<string, unknown>();
+  private readonly counts = new Map<string, { readonly labels: Record<L, string>; n: number }>();
 
   constructor(name: string, help: string, labelNames: readonly L[], registry: Registry) {
-    const entries = this.entries;
+    const counts = this.counts;
     new Counter({
       name,
       help,
@@ -46,28 +39,16 @@ class Tally<L extends string> {
       registers: [registry],
       collect() {
         this.reset();
-        for (const { labels, n } of entries) this.inc(labels, n);
+        for (const { labels, n } of counts.values()) this.inc(labels, n);
       },
     });
   }
 
-  /** `values` are the label values, always in the same order; `labels` is built only for a new set. */
-  add(values: readonly string[], labels: () => Record<L, string>): void {
-    let level = this.index;
-    const last = values.length - 1;
-    for (let i = 0; i < last; i++) {
-      let next = level.get(values[i]!) as Map<string, unknown> | undefined;
-      if (next === undefined) level.set(values[i]!, (next = new Map<string, unknown>()));
-      level = next;
-    }
-    const entry = level.get(values[last]!) as TallyEntry<L> | undefined;
-    if (entry !== undefined) {
-      entry.n++;
-      return;
-    }
-    const created = { labels: labels(), n: 1 };
-    level.set(values[last]!, created);
-    this.entries.push(created);
+  /** `key` is unique per label set (the caller joins the values); `labels` is built only for a new key. */
+  add(key: string, labels: () => Record<L, string>): void {
+    const entry = this.counts.get(key);
+    if (entry === undefined) this.counts.set(key, { labels: labels(), n: 1 });
+    else entry.n++;
   }
 }
 
@@ -198,7 +179,7 @@ export class WebhookMetrics {
     const effect = decision.allowed ? (decision.softened ? 'warned' : 'allowed') : 'denied';
     const { group, resource } = request.resource;
     const operation = request.operation;
-    this.requests.add([group, resource, operation, effect], () => ({
+    this.requests.add(`${group}\u0000${resource}\u0000${operation}\u0000${effect}`, () => ({
       group,
       resource,
       operation,
@@ -208,7 +189,7 @@ export class WebhookMetrics {
     for (const finding of evaluation.findings) {
       // A denying finding in an allowed answer was softened by warn mode.
       const kind = finding.warning === true ? 'warning' : decision.allowed ? 'warned' : 'denied';
-      this.findings.add([finding.rule, kind], () => ({ rule: finding.rule, effect: kind }));
+      this.findings.add(`${finding.rule}\u0000${kind}`, () => ({ rule: finding.rule, effect: kind }));
     }
   }
 
