@@ -16,6 +16,7 @@ export async function instructionsPerRequest({
   kind,
   main = MAIN,
   extraArgs = [],
+  nodeArgs = [],
   warm,
   requests,
   work,
@@ -48,6 +49,7 @@ export async function instructionsPerRequest({
       '--dump-instr=no',
       '--compress-strings=no',
       process.execPath,
+      ...nodeArgs,
       ...serverArgs,
     ],
     { stdio: ['ignore', out, out], env: { ...process.env, KUBECONFIG: '' } },
@@ -106,7 +108,7 @@ async function send(agent, port, bodies, count) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values, positionals } = parseArgs({
-    options: { warm: { type: 'string' }, requests: { type: 'string' }, keep: { type: 'boolean' } },
+    options: { warm: { type: 'string' }, requests: { type: 'string' }, keep: { type: 'boolean' }, 'node-flags': { type: 'string' } },
     allowPositionals: true,
   });
   const work = mkdtempSync(join(tmpdir(), 'sw-instr-'));
@@ -121,6 +123,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const [base, main] = kind.split(':');
     const perRequest = await instructionsPerRequest({
       kind: base,
+      nodeArgs: (values['node-flags'] ?? '').split(' ').filter(Boolean),
       ...(main ? { main } : {}),
       extraArgs,
       work,
