@@ -108,7 +108,12 @@ async function send(agent, port, bodies, count) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values, positionals } = parseArgs({
-    options: { warm: { type: 'string' }, requests: { type: 'string' }, keep: { type: 'boolean' }, 'node-flags': { type: 'string' } },
+    options: {
+      warm: { type: 'string' },
+      requests: { type: 'string' },
+      keep: { type: 'boolean' },
+      'node-flags': { type: 'string' },
+    },
     allowPositionals: true,
   });
   const work = mkdtempSync(join(tmpdir(), 'sw-instr-'));
