@@ -1,5 +1,7 @@
-// Instructions per request, counted by valgrind's callgrind: the same figure on a busy machine as on a quiet
-// one (it counts work, not time), so small differences between builds show where timings drown in noise.
+// Instructions per request, counted by valgrind's callgrind: about the same figure on a busy machine as on a
+// quiet one (it counts work, not time). The same build measures within a few percent from run to run (when the
+// JIT and the collector run still varies), so differences of some percent between builds show where timings
+// drown in the machine's noise (docs/benchmarks.md).
 // Counts user-space instructions of every thread of the server (V8's JIT code, GC helpers, OpenSSL); the
 // kernel's share (loopback TCP, syscalls) is not counted and is about the same for every server.
 //   node test/bench/instructions.mjs [--warm N] [--requests N] NAME=SPEC ...   (SPEC as for ab.mjs)
@@ -56,7 +58,7 @@ export async function instructionsPerRequest({
   );
   try {
     await waitReady(port, readFileSync(certs.ca), performance.now(), 180_000);
-    const agent = new Agent({ keepAlive: true, maxSockets: 4, ca: readFileSync(certs.ca) });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: readFileSync(certs.ca) });
     await send(agent, port, bodies, warm);
     execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
     await send(agent, port, bodies, requests);
@@ -75,7 +77,7 @@ export async function instructionsPerRequest({
   }
 }
 
-/** Sends `count` requests from the mix, 4 at a time over keep-alive connections. */
+/** Sends `count` requests from the mix one after another over one keep-alive connection (the same order every run). */
 async function send(agent, port, bodies, count) {
   let next = 0;
   const one = () =>
@@ -103,7 +105,7 @@ async function send(agent, port, bodies, count) {
     while (next < count) await one();
   };
   next = 0;
-  await Promise.all([worker(), worker(), worker(), worker()]);
+  await worker();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
