@@ -5,7 +5,7 @@ import { reviewAdmission, type ReviewOutcome } from '../src/admission/review.js'
 import { formatDecisionLine, logDecision } from '../src/log/decision-line.js';
 import { createLogger } from '../src/log/logger.js';
 import { memoryLog } from './helpers/app.js';
-import { classSet, FIXTURES, filesUnder, fixtureName, readJson } from './helpers/fixtures.js';
+import { AWKWARD_STRINGS, classSet, FIXTURES, filesUnder, fixtureName, readJson } from './helpers/fixtures.js';
 
 const TIME = 1_790_000_000_123;
 
@@ -71,17 +71,7 @@ const allowed = files.find((f) => f.endsWith('volumesnapshots/v1/create-pvc-sour
 
 t.test('strings that need escaping, every optional field, warn mode and a child logger', async (t) => {
   t.ok(denied !== undefined && allowed !== undefined, 'the fixtures this test edits exist');
-  const awkward = [
-    'say "hi"',
-    'back\\slash',
-    'line\nbreak\ttab',
-    '\u0001control',
-    'snäpshot-日本-🙂',
-    'del\u007f',
-    'x'.repeat(150) + '"',
-    '',
-  ];
-  for (const text of awkward) {
+  for (const text of AWKWARD_STRINGS) {
     const outcome = outcomeOf(denied!, (request) => {
       request.name = text;
       request.namespace = text;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { classManifests, requestMix } from './mix.mjs';
-import { MAIN, ROOT, waitReady } from './servers.mjs';
+import { MAIN, ROOT, serverArgs, waitReady } from './servers.mjs';
 
 export async function instructionsPerRequest({
   kind,
@@ -28,20 +28,7 @@ export async function instructionsPerRequest({
 }) {
   const port = 23000 + Math.floor(Math.random() * 2000);
   const outDir = mkdtempSync(join(work, 'cg-'));
-  const serverArgs =
-    kind === 'ceiling'
-      ? [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)]
-      : [
-          main,
-          'serve',
-          `--tls-cert-file=${certs.cert}`,
-          `--tls-private-key-file=${certs.key}`,
-          `--port=${port}`,
-          '--bind-address=127.0.0.1',
-          '--shutdown-delay=0',
-          `--classes-from=${classes}`,
-          ...extraArgs,
-        ];
+  const args = serverArgs(kind, { certs, classes, port, extraArgs, main });
   const out = openSync(join(outDir, 'server.log'), 'a');
   const child = spawn(
     'valgrind',
@@ -52,7 +39,7 @@ export async function instructionsPerRequest({
       '--compress-strings=no',
       process.execPath,
       ...nodeArgs,
-      ...serverArgs,
+      ...args,
     ],
     { stdio: ['ignore', out, out], env: { ...process.env, KUBECONFIG: '' } },
   );

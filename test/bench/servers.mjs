@@ -39,23 +39,26 @@ const pinned = (_cpu, args) => [process.execPath, args];
 
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
+/** The command line of a server process: `kind` is 'ours' (the bundle `main`) or 'ceiling'. */
+export function serverArgs(kind, { certs, classes, port, extraArgs = [], main = MAIN }) {
+  if (kind === 'ceiling') return [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)];
+  return [
+    main,
+    'serve',
+    `--tls-cert-file=${certs.cert}`,
+    `--tls-private-key-file=${certs.key}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--shutdown-delay=0',
+    ...(classes ? [`--classes-from=${classes}`] : []),
+    ...extraArgs,
+  ];
+}
+
 /** Starts a server process: `kind` is 'ours' or 'ceiling'. Output goes to a log file, as a container runtime's would. */
 export async function startServer(kind, { certs, classes, logFile, extraArgs = [], nodeArgs = [], env = {}, main = MAIN }) {
   const port = nextPort++;
-  const args =
-    kind === 'ceiling'
-      ? [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)]
-      : [
-          main,
-          'serve',
-          `--tls-cert-file=${certs.cert}`,
-          `--tls-private-key-file=${certs.key}`,
-          `--port=${port}`,
-          '--bind-address=127.0.0.1',
-          '--shutdown-delay=0',
-          ...(classes ? [`--classes-from=${classes}`] : []),
-          ...extraArgs,
-        ];
+  const args = serverArgs(kind, { certs, classes, port, extraArgs, main });
   const out = openSync(logFile, 'a');
   const started = performance.now();
   const [command, argv] = pinned(0, [...nodeArgs, ...args]);

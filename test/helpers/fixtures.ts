@@ -30,3 +30,15 @@ export function classSet(name: string): ClassIndex {
   if (name === 'empty') return ClassIndex.withNoClasses();
   return loadStaticClasses(join(FIXTURES, 'class-sets', `${name}.yaml`));
 }
+
+/** Strings that JSON must escape (or that are on the edge of it): for tests of hand-built JSON text. */
+export const AWKWARD_STRINGS: readonly string[] = [
+  'say "hi"',
+  'back\\slash',
+  'line\nbreak\ttab',
+  '\u0001control',
+  'snäpshot-日本-🙂',
+  'del\u007f',
+  'x'.repeat(150) + '"',
+  '',
+];
