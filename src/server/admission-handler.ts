@@ -100,10 +100,12 @@ export function createAdmissionHandler(options: AdmissionHandlerOptions): (req: 
   };
 
   // In flight from the headers to the answer (or the client going away): 'close' comes once in either case.
-  const settled = metrics === undefined ? undefined : (): void => void (metrics.inFlight -= 1);
+  const settled = (): void => {
+    if (metrics !== undefined) metrics.inFlight -= 1;
+  };
 
   return (req, res) => {
-    if (metrics !== undefined && settled !== undefined) {
+    if (metrics !== undefined) {
       metrics.inFlight += 1;
       res.once('close', settled);
     }
