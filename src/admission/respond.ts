@@ -52,7 +52,7 @@ export function respond(apiVersion: string, uid: string, decision: Decision): Ad
 /**
  * `JSON.stringify(review)` for an answer built by `respond`, written as one template: the same keys in the
  * same order. The server answers every request with it; V8's generic serializer walks the object key by key
- * (about 8,000 instructions an answer, counted with callgrind; docs/benchmarks.md). A test checks it against
+ * (about 5,000 instructions an answer, counted with callgrind; docs/benchmarks.md). A test checks it against
  * `JSON.stringify` on every admission fixture and on strings that need escaping.
  */
 export function responseText(review: AdmissionReviewResponse): string {

@@ -2,15 +2,12 @@
 // all servers run at once (an idle one costs nothing), and short load bursts alternate between them, so a
 // drift of the machine's speed touches every server alike; the ratios are taken per round.
 //   node test/bench/ab.mjs [--rounds N] [--seconds S] NAME=SPEC ...
-// SPEC: `ceiling`, `ours` (dist/bundle/main.js), or `ours:PATH/main.js`, optionally followed by `,ARG,...`
-// (server flags), e.g. `nolog=ours,--log-level=warn`.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// SPEC: see parseServerSpec in servers.mjs, e.g. `nolog=ours,--log-level=warn`.
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { classManifests, requestMix } from './mix.mjs';
-import { ROOT, runLoad, startServer } from './servers.mjs';
+import { prepareWork, requestMix } from './mix.mjs';
+import { cpuSeconds, parseServerSpec, runLoad, startServer } from './servers.mjs';
 
 const { values, positionals } = parseArgs({
   options: { rounds: { type: 'string' }, seconds: { type: 'string' } },
@@ -18,34 +15,16 @@ const { values, positionals } = parseArgs({
 });
 const rounds = Number(values.rounds ?? 9);
 const seconds = Number(values.seconds ?? 2);
-const work = mkdtempSync(join(tmpdir(), 'sw-ab-'));
-execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
-const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
-const classes = join(work, 'classes.yaml');
-writeFileSync(classes, classManifests());
+const { work, certs, classes } = prepareWork('sw-ab-');
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
 
-const TICKS = 100;
-const cpuOf = (path) => {
-  const f = readFileSync(path, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICKS;
-};
-const sample = (pid) => ({ all: cpuOf(`/proc/${pid}/stat`), main: cpuOf(`/proc/${pid}/task/${pid}/stat`) });
+const sample = (pid) => ({ all: cpuSeconds(pid), main: cpuSeconds(pid, pid) });
 
 const servers = [];
 for (const arg of positionals) {
-  const name = arg.slice(0, arg.indexOf('='));
-  const spec = arg.slice(arg.indexOf('=') + 1);
-  const [kind, ...extraArgs] = spec.split(',');
-  const [base, main] = kind.split(':');
-  const server = await startServer(base, {
-    certs,
-    classes,
-    logFile: join(work, `${name}.log`),
-    extraArgs,
-    ...(main ? { main } : {}),
-  });
+  const { name, kind, ...spec } = parseServerSpec(arg);
+  const server = await startServer(kind, { certs, classes, logFile: join(work, `${name}.log`), ...spec });
   await runLoad({ url: server.url, ca: certs.ca, bodies, connections: 16, duration: 3 });
   servers.push({ name, server, rows: [] });
 }

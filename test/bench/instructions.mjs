@@ -6,13 +6,12 @@
 // kernel's share (loopback TCP, syscalls) is not counted and is about the same for every server.
 //   node test/bench/instructions.mjs [--warm N] [--requests N] NAME=SPEC ...   (SPEC as for ab.mjs)
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { classManifests, requestMix } from './mix.mjs';
-import { MAIN, ROOT, serverArgs, waitReady } from './servers.mjs';
+import { prepareWork, requestMix } from './mix.mjs';
+import { MAIN, parseServerSpec, serverArgs, waitReady } from './servers.mjs';
 
 export async function instructionsPerRequest({
   kind,
@@ -88,11 +87,7 @@ async function send(agent, port, bodies, count) {
       req.on('error', reject);
       req.end(body);
     });
-  const worker = async () => {
-    while (next < count) await one();
-  };
-  next = 0;
-  await worker();
+  while (next < count) await one();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -105,26 +100,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     },
     allowPositionals: true,
   });
-  const work = mkdtempSync(join(tmpdir(), 'sw-instr-'));
-  execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
-  const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
-  const classes = join(work, 'classes.yaml');
-  writeFileSync(classes, classManifests());
+  const { work, certs, classes } = prepareWork('sw-instr-');
   const bodies = requestMix();
   for (const arg of positionals) {
-    const name = arg.slice(0, arg.indexOf('='));
-    const [kind, ...extraArgs] = arg.slice(arg.indexOf('=') + 1).split(',');
-    const [base, main] = kind.split(':');
+    const { name, ...spec } = parseServerSpec(arg);
     const perRequest = await instructionsPerRequest({
-      kind: base,
+      ...spec,
       nodeArgs: (values['node-flags'] ?? '').split(' ').filter(Boolean),
-      ...(main ? { main } : {}),
-      extraArgs,
       work,
       certs,
       classes,
       bodies,
-      warm: Number(values.warm ?? 3000),
+      warm: Number(values.warm ?? 12_000),
       requests: Number(values.requests ?? 2000),
     });
     console.log(`${name.padEnd(12)} ${Math.round(perRequest)} instructions per request`);

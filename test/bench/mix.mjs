@@ -1,6 +1,9 @@
 // The request mix: AdmissionReviews from the fixtures, weighted as a cluster sends them: VolumeSnapshot
 // creates most, then content creates, updates, class creates (with default-class checks), and a few denials.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
 
 const WEIGHTS = [
@@ -48,4 +51,15 @@ export function classManifests() {
     );
   }
   return docs.join('\n---\n');
+}
+
+/** A work folder with a development CA and serving certificate, and the bench's class set written out. */
+export function prepareWork(prefix) {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
+  const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
+  const classes = join(work, 'classes.yaml');
+  const classText = classManifests();
+  writeFileSync(classes, classText);
+  return { work, certs, classes, classText };
 }

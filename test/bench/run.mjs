@@ -3,12 +3,12 @@
 //   --smoke       a few seconds, one run, no cluster mode; prints `bench: N passed, N failed` (used by CI)
 //   --runs N      runs per figure (default 5; figures are medians, with min and max)
 //   --duration S  seconds per load run (default 5)
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { classManifests, requestMix } from './mix.mjs';
+import { prepareWork, requestMix } from './mix.mjs';
 import { instructionsPerRequest } from './instructions.mjs';
 import { decisionP99 } from './scaling.mjs';
 import { cpuSeconds, ROOT, rssMb, runLoad, startServer } from './servers.mjs';
@@ -20,18 +20,13 @@ const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));
 const duration = Number(values.duration ?? (smoke ? 2 : 5));
 const WARM_UP_S = smoke ? 1 : 3;
-const work = mkdtempSync(join(tmpdir(), 'sw-bench-'));
+const { work, certs, classes, classText } = prepareWork('sw-bench-');
 const deadline = setTimeout(() => {
   console.error('bench: over its time limit');
   process.exit(1);
 }, 20 * 60_000);
 deadline.unref();
 
-execFileSync(process.execPath, [`${ROOT}dist/certs/ensure-dev-certs.js`, join(work, 'certs')], { stdio: 'ignore' });
-const certs = { cert: join(work, 'certs/tls.crt'), key: join(work, 'certs/tls.key'), ca: join(work, 'certs/ca.crt') };
-const classes = join(work, 'classes.yaml');
-const classText = classManifests();
-writeFileSync(classes, classText);
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
 const log = join(work, 'server.log');
@@ -158,8 +153,8 @@ const memory = {
 
 const scaling = Object.fromEntries([10, 1000, 10000].map((n) => [n, decisionP99(n, smoke ? 2000 : 20_000)]));
 
-// Instructions per request (callgrind): the one figure the machine's noise does not move. Once each: a repeat
-// of the same server agreed within 0.3% (docs/benchmarks.md). Only in a full run, and only if valgrind is there.
+// Instructions per request (callgrind): the figure the machine's noise moves least. Once each: repeats of the
+// same build moved a few percent, far less than its timing (docs/benchmarks.md). Full runs only, with valgrind.
 let instructions;
 if (!smoke && spawnSync('valgrind', ['--version']).status === 0) {
   const count = { warm: 12_000, requests: 2_000, work, certs, classes, bodies: requestMix() };

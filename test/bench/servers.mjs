@@ -39,6 +39,17 @@ const pinned = (_cpu, args) => [process.execPath, args];
 
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
+/**
+ * `NAME=SPEC` from the command line of the comparison scripts: SPEC is `ceiling`, `ours` (dist/bundle/main.js)
+ * or `ours:PATH/main.js`, optionally followed by `,ARG,...` (server flags), e.g. `nolog=ours,--log-level=warn`.
+ */
+export function parseServerSpec(arg) {
+  const name = arg.slice(0, arg.indexOf('='));
+  const [kind, ...extraArgs] = arg.slice(arg.indexOf('=') + 1).split(',');
+  const [base, main] = kind.split(':');
+  return { name, kind: base, extraArgs, ...(main ? { main } : {}) };
+}
+
 /** The command line of a server process: `kind` is 'ours' (the bundle `main`) or 'ceiling'. */
 export function serverArgs(kind, { certs, classes, port, extraArgs = [], main = MAIN }) {
   if (kind === 'ceiling') return [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)];
@@ -80,9 +91,10 @@ export async function startServer(kind, { certs, classes, logFile, extraArgs = [
   };
 }
 
-/** CPU seconds (user + system) a process has used. */
-export function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** CPU seconds (user + system) a process has used, or one of its threads (`thread`: its id, the pid for the main one). */
+export function cpuSeconds(pid, thread) {
+  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
