@@ -74,8 +74,17 @@ export function immutable<T>(f: Field<T>): Check<T> {
   };
 }
 
+/**
+ * UPDATE: "immutable once set", the CRDs' own wording: unset -> value is allowed (the snapshot-controller fills
+ * such fields in when it binds); a value may not change nor be removed.
+ */
+export function immutableOnceSet<T>(f: Field<T>): Check<T> {
+  const check = immutable(f);
+  return (ctx) => (ctx.oldObject === undefined || !isSet(f.get(ctx.oldObject)) ? undefined : check(ctx));
+}
+
 /** UPDATE: the fields are immutable once `guard` is set on the old object (a bound reference). */
-export function immutableOnceSet<T>(guard: Field<T>, fields: readonly Field<T>[]): Check<T> {
+export function immutableOnceBound<T>(guard: Field<T>, fields: readonly Field<T>[]): Check<T> {
   const checks = fields.map(immutable);
   return (ctx) => {
     if (ctx.oldObject === undefined || !isSet(guard.get(ctx.oldObject))) return undefined;

@@ -1,6 +1,6 @@
 import type { ClassKind } from '../../classes/class-view.js';
 import type { SnapshotClass } from '../../schemas/types.js';
-import { field, immutable, type Check } from '../checks.js';
+import { field, immutable, immutableOnceSet, type Check } from '../checks.js';
 import { defaultClassCheck } from '../default-class.js';
 
 const driver = field<SnapshotClass>('Driver', (c) => c.driver);
@@ -8,6 +8,6 @@ const deletionPolicy = field<SnapshotClass>('DeletionPolicy', (c) => c.deletionP
 const parameters = field<SnapshotClass>('Parameters', (c) => c.parameters);
 
 export function classChecks(kind: ClassKind, immutableSettings: boolean): readonly Check<SnapshotClass>[] {
-  const settings = immutableSettings ? [immutable(driver), immutable(deletionPolicy), immutable(parameters)] : [];
+  const settings = immutableSettings ? [immutable(driver), immutable(deletionPolicy), immutableOnceSet(parameters)] : [];
   return [...settings, defaultClassCheck(kind)];
 }

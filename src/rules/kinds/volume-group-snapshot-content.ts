@@ -46,8 +46,8 @@ export const v1alpha1GroupContentChecks = contentChecks(
 
 export const v1beta1GroupContentChecks = contentChecks([volumeHandles, groupSnapshotHandles], []);
 
-/** From v1beta2 on the driver, the class and a bound reference are immutable too. */
+/** From v1beta2 on the driver is immutable, and the class name and the reference's uid immutable once set. */
 export const v1beta2GroupContentChecks = contentChecks(
   [volumeHandles, groupSnapshotHandles],
-  [immutable(driver), immutable(className), immutableOnceSet(refUid, [refUid])],
+  [immutable(driver), immutableOnceSet(className), immutableOnceSet(refUid)],
 );

@@ -3,7 +3,7 @@ import {
   exactlyOneOnCreate,
   field,
   immutable,
-  immutableOnceSet,
+  immutableOnceBound,
   notEmptyString,
   refNameAndNamespaceSet,
   type Check,
@@ -43,5 +43,5 @@ export const volumeSnapshotContentChecks: readonly Check<Content>[] = [
   immutable(snapshotHandle),
   volumeModeNotConverted,
   // KEP-1900: once bound (the ref carries a uid) the reference may not be pointed elsewhere.
-  immutableOnceSet(refUid, [refName, refNamespace, refUid]),
+  immutableOnceBound(refUid, [refName, refNamespace, refUid]),
 ];
