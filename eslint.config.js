@@ -14,12 +14,6 @@ export default tseslint.config(
     },
   },
   {
-    // The bundle's stand-ins for built-in modules (src/packaging/lazy-*.cjs) are CommonJS by nature.
-    files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
-  },
-  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: {
       globals: {

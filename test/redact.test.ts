@@ -2,7 +2,7 @@ import t from 'tap';
 import { reviewAdmission } from '../src/admission/review.js';
 import { createLogger } from '../src/log/logger.js';
 import { redactForLog } from '../src/log/redact.js';
-import { logDecision } from '../src/log/decision-line.js';
+import { logDecision } from '../src/server/decision-log.js';
 import { memoryLog, reviewDeps } from './helpers/app.js';
 import { FIXTURES, readJson } from './helpers/fixtures.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { makeCa, makeServingCert } from '../src/certs/make-certs.js';
-import { loadServingPair } from '../src/server/tls.js';
+import { loadServingPair } from '../src/certs/serving-pair.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-pair-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

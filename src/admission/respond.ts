@@ -1,4 +1,3 @@
-import { jsonString } from '../json/json-string.js';
 import type { Decision } from '../rules/decide.js';
 
 export interface AdmissionStatus {
@@ -47,23 +46,4 @@ export function respond(apiVersion: string, uid: string, decision: Decision): Ad
   const code = denial.code ?? 400;
   const status: AdmissionStatus = { code, reason: REASONS[code] ?? 'BadRequest', message: denial.message };
   return { apiVersion, kind: 'AdmissionReview', response: { uid, allowed: false, status, ...warnings } };
-}
-
-/**
- * `JSON.stringify(review)` for an answer built by `respond`, written as one template: the same keys in the
- * same order. The server answers every request with it; V8's generic serializer walks the object key by key
- * (about 5,000 instructions an answer, counted with callgrind; docs/benchmarks.md). A test checks it against
- * `JSON.stringify` on every admission fixture and on strings that need escaping.
- */
-export function responseText(review: AdmissionReviewResponse): string {
-  const { uid, allowed, status, warnings } = review.response;
-  const statusText =
-    status === undefined
-      ? ''
-      : `,"status":{"code":${status.code},"reason":${jsonString(status.reason)},"message":${jsonString(status.message)}}`;
-  const warningsText = warnings === undefined ? '' : `,"warnings":[${warnings.map(jsonString).join(',')}]`;
-  return (
-    `{"apiVersion":${jsonString(review.apiVersion)},"kind":"AdmissionReview",` +
-    `"response":{"uid":${jsonString(uid)},"allowed":${allowed}${statusText}${warningsText}}}`
-  );
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadServingPair } from '../server/tls.js';
+import { loadServingPair } from './serving-pair.js';
 import { makeCa, makeServingCert } from './make-certs.js';
 
 /** Days a development certificate lives; it is remade when it has less than a week left. */

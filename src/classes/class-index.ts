@@ -1,5 +1,5 @@
 import type { SnapshotClass } from '../schemas/types.js';
-import { isDefaultClass } from '../rules/default-class.js';
+import { isDefaultClass } from './default-annotation.js';
 import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from './class-view.js';
 
 /**

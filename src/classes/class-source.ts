@@ -1,6 +1,16 @@
-import type { EventSink } from '../cluster/denial-events.js';
-import type { CacheStatus } from '../server/metrics.js';
 import type { ClassIndex } from './class-index.js';
+import type { ClassKind } from './class-view.js';
+
+/** The state of a live class cache, per kind: what metrics and readiness report. */
+export interface CacheStatus {
+  status(): readonly {
+    kind: ClassKind;
+    synced: boolean;
+    objects: number;
+    restarts: number;
+    secondsSinceLastEvent: number | undefined;
+  }[];
+}
 
 /** Where the class index gets its contents: manifests given at start, or a live cluster. */
 export interface ClassSource {
@@ -13,8 +23,6 @@ export interface ClassSource {
   notReadyReasons(): readonly string[];
   /** Sync state for metrics; only a live cluster has one. */
   readonly cacheStatus?: CacheStatus;
-  /** Where denial events go; only a live cluster has one. */
-  readonly eventSink?: EventSink;
 }
 
 /** A fixed set of classes: always ready, nothing to start or stop. */

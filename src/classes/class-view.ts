@@ -5,12 +5,6 @@
 export const CLASS_KINDS = ['VolumeSnapshotClass', 'VolumeGroupSnapshotClass'] as const;
 export type ClassKind = (typeof CLASS_KINDS)[number];
 
-/** The annotation the snapshot-controller reads; only the exact value "true" makes a default. */
-export const DEFAULT_CLASS_ANNOTATION: Readonly<Record<ClassKind, string>> = {
-  VolumeSnapshotClass: 'snapshot.storage.kubernetes.io/is-default-class',
-  VolumeGroupSnapshotClass: 'groupsnapshot.storage.kubernetes.io/is-default-class',
-};
-
 export type DefaultsAnswer =
   /** Names of the classes that are a default for the driver, sorted. */
   | { readonly ok: true; readonly names: readonly string[] }

@@ -1,4 +1,4 @@
-import { readManifestsFast } from '../manifests/read-manifests-fast.js';
+import { readManifests } from '../manifests/read-manifests.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import { decoders } from '../schemas/validators.js';
 import { ClassIndex } from './class-index.js';
@@ -21,7 +21,7 @@ export function classKindOf(object: Record<string, unknown>): ClassKind | undefi
  * Throws when the files cannot be read, so a typo in the path stops the server at start.
  */
 export function loadStaticClasses(path: string, index = new ClassIndex()): ClassIndex {
-  const { objects, problems } = readManifestsFast([path]);
+  const { objects, problems } = readManifests([path]);
   const first = problems[0];
   if (first !== undefined) throw new Error(`--classes-from ${path}: ${first.file}:${first.line}: ${first.message}`);
   const found = new Map<ClassKind, SnapshotClass[]>(CLASS_KINDS.map((k) => [k, []]));

@@ -2,12 +2,10 @@ import type { ClassIndex } from '../classes/class-index.js';
 import { classKindOf } from '../classes/static-classes.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
-import { decide } from '../rules/decide.js';
-import { isDefaultClass } from '../rules/default-class.js';
-import { evaluate } from '../rules/evaluate.js';
+import { ENFORCE_ALL } from '../rules/decide.js';
 import type { RuleId } from '../rules/finding.js';
+import { reviewRequest, type AdmittedClass } from '../rules/review-request.js';
 import { findRouteByKind } from '../rules/table.js';
-import type { SnapshotClass } from '../schemas/types.js';
 
 export interface ManifestFinding {
   readonly file: string;
@@ -84,14 +82,18 @@ export function checkManifests(
       object,
       oldObject: previous?.object,
     };
-    const evaluation = evaluate(request, existing, options);
-    const decision = decide(evaluation.findings);
+    // Every class the input admits counts for the objects after it, as in a cluster.
+    const admitted = ({ kind, object: admittedClass, becomesDefault }: AdmittedClass): void => {
+      existing.upsert(kind, admittedClass);
+      const admittedName = admittedClass.metadata.name;
+      if (becomesDefault && admittedName !== undefined) definedAt.set(`${kind}/${admittedName}`, item);
+    };
+    const { evaluation, decision } = reviewRequest(request, { classes: existing, options, modes: ENFORCE_ALL, admitted });
     const { name, namespace } = metaOf(object);
     const at = { file: item.file, line: item.line, kind: route.kind, namespace, name };
     if (!decision.allowed && decision.denial !== undefined) {
       denied += 1;
-      const first =
-        decision.denial.rule === 'default-class-unique' ? firstDefinition(decision.denial.message, route.kind, definedAt) : '';
+      const first = firstDefinition(decision.denial.conflictsWith, route.kind, definedAt);
       findings.push({ ...at, severity: 'error', rule: decision.denial.rule, message: decision.denial.message + first });
     }
     // Offline, every problem is reported as itself: a second denial is an error too, not an "also" warning.
@@ -99,20 +101,18 @@ export function checkManifests(
       if (f !== decision.denial)
         findings.push({ ...at, severity: f.warning === true ? 'warning' : 'error', rule: f.rule, message: f.message });
     }
-    const classKind = route.classKind;
-    if (classKind !== undefined && decision.allowed && route.decode(object)) {
-      existing.upsert(classKind, object as SnapshotClass);
-      if (isDefaultClass(classKind, object as SnapshotClass) && name !== undefined) definedAt.set(`${classKind}/${name}`, item);
-    }
   }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   const warnings = findings.filter((f) => f.severity === 'warning').length;
   return { findings, summary: { checked, denied, warnings, skipped, unreadable: 0 } };
 }
 
-/** ` (first default at FILE:LINE)` when the class a denial names was itself written in the input. */
-function firstDefinition(message: string, kind: string, definedAt: ReadonlyMap<string, ManifestObject>): string {
-  const match = /class: (.+) already exists for driver/.exec(message);
-  const where = match?.[1] === undefined ? undefined : definedAt.get(`${kind}/${match[1]}`);
+/** ` (defined at FILE:LINE)` when the class a denial names was itself written in the input. */
+function firstDefinition(
+  conflictsWith: string | undefined,
+  kind: string,
+  definedAt: ReadonlyMap<string, ManifestObject>,
+): string {
+  const where = conflictsWith === undefined ? undefined : definedAt.get(`${kind}/${conflictsWith}`);
   return where === undefined ? '' : ` (defined at ${where.file}:${where.line})`;
 }

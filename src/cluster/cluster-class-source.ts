@@ -3,6 +3,7 @@ import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
 import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
 import { ClassWatchers, DEFAULT_TIMING } from './class-watchers.js';
+import type { EventSink } from './denial-events.js';
 
 export interface ClusterSourceOptions {
   readonly kubeconfig: string | undefined;
@@ -14,15 +15,21 @@ export interface ClusterClassSource extends ClassSource {
   readonly watchers: ClassWatchers;
 }
 
-/** Classes from a live cluster through client-node informers. */
-export function clusterClassSource(options: ClusterSourceOptions): ClusterClassSource {
+/** What the server uses of a live cluster: the classes it watches and where denial events go. */
+export interface ClusterConnection {
+  readonly classes: ClusterClassSource;
+  readonly events: EventSink;
+}
+
+/** Classes from a live cluster through client-node informers, and an event sink on the same kubeconfig. */
+export function connectCluster(options: ClusterSourceOptions): ClusterConnection {
   const kc = loadKubeConfig(options.kubeconfig);
   const index = new ClassIndex();
   const watchers = new ClassWatchers(index, clientNodeApi(kc), options.logger, {
     ...DEFAULT_TIMING,
     rediscoverMs: options.discoveryIntervalMs,
   });
-  return {
+  const classes: ClusterClassSource = {
     index,
     mode: 'cluster',
     watchers,
@@ -30,6 +37,6 @@ export function clusterClassSource(options: ClusterSourceOptions): ClusterClassS
     stop: async () => watchers.stop(),
     notReadyReasons: () => watchers.notReadyReasons(),
     cacheStatus: watchers,
-    eventSink: eventSink(kc),
   };
+  return { classes, events: eventSink(kc) };
 }

@@ -2,8 +2,9 @@ import { RULE_IDS, type RuleId } from '../rules/finding.js';
 import type { Mode } from '../rules/decide.js';
 import { flagBool, flagList, flagNumber, flagString, parseFlags, UsageError, type FlagSpec } from './flags.js';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import { LOG_LEVELS, type LogLevel } from '../log/logger.js';
+
+export { LOG_LEVELS, type LogLevel };
 
 /** Rules an operator may put in warn-only mode (the cache rule always denies: never guess). */
 const SOFTENABLE_RULES = RULE_IDS.filter((r) => r !== 'class-cache-unavailable');

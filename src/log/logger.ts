@@ -1,17 +1,46 @@
-import { pino, type Logger } from 'pino';
-import type { LogLevel } from '../config/serve-options.js';
-import { LineBuffer } from './line-buffer.js';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /**
- * JSON lines on stdout. `base` drops pid and hostname: the pod already labels every line with both. The time
- * is pino's epoch milliseconds (an ISO string costs 5 µs a line, measured). Lines are gathered into writes of
- * about 4 KiB and written at least every 250 ms (see LineBuffer); `flushLogs` writes the rest at exit.
+ * What pino's asynchronous stdout destination (sonic-boom) may hold: lines are gathered into writes of at
+ * least 4 KiB and written at least every 250 ms; when stdout is not read, at most 4 MiB waits, and lines past
+ * that are dropped and counted (a stalled log reader must not take the pod's memory).
  */
-export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
-  const options = { level, base: null };
-  return pino(options, destination ?? new LineBuffer(1));
+const MIN_WRITE = 4096;
+const MAX_HELD = 4 * 1024 * 1024;
+const FLUSH_EVERY_MS = 250;
+
+let droppedLines = 0;
+
+/** Log lines dropped because stdout was not read fast enough (a metric). */
+export function logLinesDropped(): number {
+  return droppedLines;
+}
+
+function stdoutDestination(): DestinationStream {
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: MIN_WRITE,
+    maxLength: MAX_HELD,
+    periodicFlush: FLUSH_EVERY_MS,
+  });
+  destination.on('drop', (data: string) => {
+    droppedLines += data.split('\n').length - 1;
+  });
+  return destination;
+}
+
+/**
+ * JSON lines on stdout. `base` drops pid and hostname: the pod already labels every line with both. pino
+ * flushes its destination synchronously when the process exits.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino({ level, base: null }, destination ?? stdoutDestination());
 }
 
 /** Writes out what the destination still holds (at shutdown). */

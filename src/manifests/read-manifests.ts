@@ -31,7 +31,14 @@ export function parseManifests(file: string, text: string): ManifestSet {
       });
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      // Throws on an alias to another document or more than 100 aliases (a resource exhaustion guard).
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      problems.push({ file, line, message: `YAML cannot be read: ${(error as Error).message}` });
+      continue;
+    }
     if (value === null || value === undefined) continue;
     if (!isRecord(value)) {
       problems.push({ file, line, message: 'a document must be a Kubernetes object (a mapping)' });

@@ -1,8 +1,8 @@
-import { DEFAULT_CLASS_ANNOTATION, type ClassKind } from '../classes/class-view.js';
+import type { ClassKind } from '../classes/class-view.js';
+import { annotationValue, isDefaultClass } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
-import { own } from './values.js';
 
 const MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
   VolumeSnapshotClass: 'default snapshot class',
@@ -11,17 +11,6 @@ const MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
 
 /** Values people write meaning "true" that the snapshot-controller does not take as a default. */
 const NEAR_MISS = /^\s*(true|yes|y|on|1|enabled?)\s*$/i;
-
-export function annotationValue(kind: ClassKind, object: SnapshotClass): string | undefined {
-  const annotations = object.metadata.annotations;
-  if (annotations === undefined || annotations === null) return undefined;
-  const value = own(annotations, DEFAULT_CLASS_ANNOTATION[kind]);
-  return typeof value === 'string' ? value : undefined;
-}
-
-export function isDefaultClass(kind: ClassKind, object: SnapshotClass): boolean {
-  return annotationValue(kind, object) === 'true';
-}
 
 function nearMissWarning(kind: ClassKind, value: string | undefined): Finding | undefined {
   if (value === undefined || value === 'true' || !NEAR_MISS.test(value)) return undefined;
@@ -51,12 +40,14 @@ export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
       return deny(
         'class-cache-unavailable',
         `cannot check whether another default ${kind} exists for driver ${driver}: ${defaults.reason}; retry shortly`,
-        503,
+        { code: 503 },
       );
     }
     const other = defaults.names.find((n) => n !== name);
     if (other === undefined) return undefined;
-    return deny('default-class-unique', `${MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`);
+    return deny('default-class-unique', `${MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`, {
+      conflictsWith: other,
+    });
   };
 }
 

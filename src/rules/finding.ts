@@ -26,10 +26,12 @@ export interface Finding {
   readonly warning?: boolean;
   /** HTTP-style code for the denial's status; 400 (what the apiserver used for upstream's denials) by default. */
   readonly code?: number;
+  /** The existing class a `default-class-unique` denial names. */
+  readonly conflictsWith?: string;
 }
 
-export function deny(rule: RuleId, message: string, code?: number): Finding {
-  return code === undefined ? { rule, message } : { rule, message, code };
+export function deny(rule: RuleId, message: string, extra: { code?: number; conflictsWith?: string } = {}): Finding {
+  return { rule, message, ...extra };
 }
 
 export function warn(rule: RuleId, message: string): Finding {

@@ -1,13 +1,9 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Server as HttpsServer } from 'node:https';
+import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
-import type { ReviewDeps, ReviewOutcome } from '../admission/review.js';
-import type { Logger } from '../log/logger.js';
-import { BODY_LIMIT, createAdmissionHandler, isAdmissionRequest } from './admission-handler.js';
-import { errorBody } from './error-body.js';
-import type { WebhookMetrics } from './metrics.js';
-import { MIN_TLS_VERSION } from './tls.js';
+import { admissionRoutes, BODY_LIMIT, type AdmissionRouteOptions } from './admission-route.js';
+import { asWebhookError, errorBody } from './error-body.js';
+import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 
 /**
  * Longer than the apiserver's idle connection timeout (Go's http.Transport IdleConnTimeout, 90 s), so the
@@ -26,42 +22,18 @@ export interface Readiness {
   notReadyReasons(): readonly string[];
 }
 
-export interface AppOptions {
-  readonly review: ReviewDeps;
-  readonly logger: Logger;
+export interface AppOptions extends AdmissionRouteOptions {
   readonly readiness: Readiness;
   /** Serving certificate and key; omitted for plain HTTP on loopback (tests only). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Called after every answered admission request (events). */
-  readonly onDecision?: (outcome: ReviewOutcome, durationMs: number) => void;
-  readonly metrics?: WebhookMetrics;
   /** True once shutdown began: answers then carry `Connection: close` so clients stop reusing connections. */
   readonly closing?: () => boolean;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/**
- * The server fastify listens with: admission POSTs go to the admission handler, everything else to fastify.
- * Timeouts are set here because fastify applies its own only to servers it creates.
- */
-function serverWith(options: AppOptions, admission: Handler) {
-  return (fastifyHandler: Handler) => {
-    const dispatch: Handler = (req, res) => (isAdmissionRequest(req) ? admission(req, res) : fastifyHandler(req, res));
-    const server =
-      options.tls === undefined
-        ? createHttpServer(dispatch)
-        : createHttpsServer({ ...options.tls, minVersion: MIN_TLS_VERSION }, dispatch);
-    server.keepAliveTimeout = KEEP_ALIVE_MS;
-    server.requestTimeout = REQUEST_TIMEOUT_MS;
-    return server;
-  };
-}
-
 /**
  * Fastify's routes here declare no schemas, so its schema compilers (Ajv and fast-json-stringify) are never
- * needed; supplying these keeps fastify from loading them at start (about 20 ms) and lets the bundle leave
- * them out. The admission rules' validators are compiled ahead of time from schemas/.
+ * needed; supplying these keeps fastify from loading them at start and lets the bundle leave them out. The
+ * admission rules' validators are compiled ahead of time from schemas/.
  */
 const NO_ROUTE_SCHEMAS = {
   compilersFactory: {
@@ -74,31 +46,51 @@ const NO_ROUTE_SCHEMAS = {
   },
 };
 
-export function buildApp(options: AppOptions): FastifyInstance {
-  const { logger, readiness, metrics } = options;
-  const admission = createAdmissionHandler(options);
-  const app = Fastify({
-    serverFactory: serverWith(options, admission),
+function createFastify(tls: AppOptions['tls']): FastifyInstance {
+  const options = {
     // Our own line per decision replaces fastify's two lines per request.
     logger: false,
+    bodyLimit: BODY_LIMIT,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Requests that arrive while closing are still answered: a 503 would fail an apiserver call.
     return503OnClosing: false,
     exposeHeadRoutes: false,
     schemaController: NO_ROUTE_SCHEMAS,
-  });
-  // Fastify's routes take no body: one sent anyway (up to the limit) is read and ignored, so every stray
-  // request gets the same 404 whatever its content type.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, _body, done) => done(null));
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  } satisfies FastifyServerOptions;
+  if (tls === undefined) return Fastify(options);
+  // fastify types an HTTPS instance apart; the routes here do not depend on which server it is.
+  const https: FastifyHttpsOptions<HttpsServer> = {
+    ...options,
+    https: { cert: tls.cert, key: tls.key, minVersion: MIN_TLS_VERSION },
+  };
+  return Fastify(https) as unknown as FastifyInstance;
+}
+
+/** Every route of the server: admission, probes, metrics; every error answered through one handler. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { logger, readiness, metrics, closing } = options;
+  const app = createFastify(options.tls);
+  app.setErrorHandler((raw: FastifyError, request, reply) => {
+    const error = asWebhookError(raw, request);
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-    if (statusCode >= 500) logger.error({ err: error, url: request.url }, 'unexpected error answering a request');
+    metrics?.malformedRequest(statusCode >= 500 ? 'SW_ERROR' : (error.code ?? 'SW_ERROR'));
+    if (statusCode >= 500) logger.error({ err: error, url: request.url.slice(0, 100) }, 'unexpected error answering a request');
+    else
+      logger.debug({ code: error.code, url: request.url.slice(0, 100), message: error.message }, 'rejected a malformed request');
     return reply.code(statusCode).send(errorBody(error, statusCode));
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new NotFoundError(request.method, request.url.slice(0, 100));
+    metrics?.malformedRequest(error.code);
     return reply.code(404).send(errorBody(error, 404));
   });
+  if (closing !== undefined) {
+    app.addHook('onSend', async (_request, reply) => {
+      if (closing()) reply.header('connection', 'close');
+    });
+  }
+  admissionRoutes(app, options);
   if (metrics !== undefined) {
     app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
   }

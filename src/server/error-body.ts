@@ -1,4 +1,6 @@
-import type { FastifyError } from 'fastify';
+import type { FastifyError, FastifyRequest } from 'fastify';
+import { BodyTooLargeError, NotFoundError, UnsupportedMediaTypeError } from '../admission/errors.js';
+import { BODY_LIMIT } from './admission-route.js';
 
 const TITLES: Readonly<Record<number, string>> = {
   404: 'Not Found',
@@ -10,4 +12,20 @@ const TITLES: Readonly<Record<number, string>> = {
 export function errorBody(error: FastifyError, statusCode: number): Record<string, unknown> {
   const title = TITLES[statusCode] ?? (statusCode >= 500 ? 'Internal Server Error' : 'Bad Request');
   return { statusCode, code: error.code ?? 'SW_ERROR', error: title, message: error.message };
+}
+
+/**
+ * Fastify's own refusals, said in this webhook's words (admission/errors.ts): the answer names what to send
+ * instead. A request to an unknown path is a 404 whatever its body, never a 415 from reading that body.
+ */
+export function asWebhookError(error: FastifyError, request: FastifyRequest): FastifyError {
+  if (request.is404) return new NotFoundError(request.method, request.url.slice(0, 100));
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaTypeError((request.headers['content-type'] ?? '(none)').slice(0, 100));
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new BodyTooLargeError(String(BODY_LIMIT));
+    default:
+      return error;
+  }
 }

@@ -1,20 +1,19 @@
 import { existsSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
+import { reserveAdmittedDefaults, type ReviewOutcome } from '../admission/review.js';
+import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
 import { CLASS_KINDS } from '../classes/class-view.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
+import { DenialEvents, type EventSink } from '../cluster/denial-events.js';
 import type { ServeOptions } from '../config/serve-options.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
 import { allRoutes } from '../rules/table.js';
 import { buildApp, type Readiness } from './app.js';
-import { ServingCertificate } from './serving-certificate.js';
 import { WebhookMetrics } from './metrics.js';
-import { DenialEvents } from '../cluster/denial-events.js';
-import type { ReviewOutcome } from '../admission/review.js';
-import { MIN_TLS_VERSION } from './tls.js';
-import { codeCacheStatus } from '../packaging/compiled-bundle.js';
+import { ServingCertificate } from './serving-certificate.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -22,26 +21,32 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly port: number;
   readonly classes: ClassSource;
-  /** Not ready at once, keep serving for the shutdown delay, then close and stop everything. */
+  /** Not ready at once, keep serving for the shutdown delay, then close (fastify's onClose stops the rest). */
   shutdown(reason: string): Promise<void>;
 }
 
-async function classSource(options: ServeOptions, logger: Logger): Promise<ClassSource> {
+interface Classes {
+  readonly source: ClassSource;
+  /** Where denial events go; only a live cluster has one. */
+  readonly events?: EventSink;
+}
+
+async function connectClasses(options: ServeOptions, logger: Logger): Promise<Classes> {
   if (options.classesFrom !== undefined) {
     const index = loadStaticClasses(options.classesFrom);
     const counts = Object.fromEntries(CLASS_KINDS.map((k) => [k, index.count(k)]));
     logger.info({ classesFrom: options.classesFrom, ...counts }, 'classes loaded from manifests (no cluster)');
-    return fixedClassSource(index, 'manifests');
+    return { source: fixedClassSource(index, 'manifests') };
   }
   const inCluster = process.env.KUBERNETES_SERVICE_HOST !== undefined && existsSync(IN_CLUSTER_TOKEN);
   if (options.kubeconfig !== undefined || inCluster) {
     // Loaded only here: @kubernetes/client-node costs tens of MB and most of the start time.
-    const { clusterClassSource } = await import('../cluster/cluster-class-source.js');
-    return clusterClassSource({ kubeconfig: options.kubeconfig, logger, discoveryIntervalMs: options.discoveryIntervalMs });
+    const { connectCluster } = await import('../cluster/cluster-class-source.js');
+    const cluster = connectCluster({ kubeconfig: options.kubeconfig, logger, discoveryIntervalMs: options.discoveryIntervalMs });
+    return { source: cluster.classes, events: cluster.events };
   }
-  const index = ClassIndex.withNoClasses();
   logger.warn('no cluster configured and no --classes-from: standalone with no classes');
-  return fixedClassSource(index, 'standalone');
+  return { source: fixedClassSource(ClassIndex.withNoClasses(), 'standalone') };
 }
 
 /** A stand-in certificate so probes can be answered (not ready) until a valid pair appears. */
@@ -55,7 +60,7 @@ async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
 export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
   // Build the route table before the first request, not during it (the validators are compiled ahead of time).
   allRoutes();
-  const classes = await classSource(options, logger);
+  const { source: classes, events: eventSink } = await connectClasses(options, logger);
   let listening = false;
   let stopping = false;
   // The listener exists only after the first certificate is read; later reloads swap its context.
@@ -82,17 +87,16 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       const notAfter = certificate.current?.notAfter;
       return notAfter === undefined ? undefined : (notAfter.getTime() - Date.now()) / 1000;
     },
+    logLinesDropped,
   });
   const events =
-    classes.eventSink === undefined
-      ? undefined
-      : new DenialEvents(classes.eventSink, logger, undefined, (r) => metrics.eventResult(r));
+    eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
   const app = buildApp({
     review: {
       classes: classes.index,
       options: { preventVolumeModeConversion: options.preventVolumeModeConversion },
       modes: { mode: options.mode, warnRules: options.warnRules },
-      reserveDefault: (kind, name, driver) => classes.index.reserveDefault(kind, name, driver),
+      admitted: reserveAdmittedDefaults(classes.index),
     },
     logger,
     readiness,
@@ -101,6 +105,12 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     closing: () => stopping,
     ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),
   });
+  // After the server stopped taking requests: pending events out, then the watchers of files and classes.
+  app.addHook('onClose', async () => {
+    await events?.drain();
+    certificate.stop();
+    await classes.stop();
+  });
   listener.tls = app.server as unknown as TlsServer;
   await classes.start();
   await app.listen({ port: options.port, host: options.bindAddress });
@@ -108,12 +118,11 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info(
-    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode, codeCache: codeCacheStatus() },
+    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode },
     'serving admission reviews over HTTPS',
   );
-  const running = app;
   return {
-    app: running,
+    app,
     port,
     classes,
     shutdown: async (reason: string) => {
@@ -121,10 +130,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       stopping = true;
       logger.info({ reason, delayMs: options.shutdownDelayMs }, 'shutting down: not ready, still serving while endpoints drain');
       await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
-      await running.close();
-      await events?.drain();
-      certificate.stop();
-      await classes.stop();
+      await app.close();
       logger.info('stopped');
     },
   };

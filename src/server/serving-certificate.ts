@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '../log/logger.js';
-import { loadServingPair, type ServingPair } from './tls.js';
+import { loadServingPair, type ServingPair } from '../certs/serving-pair.js';
 
 /**
  * How often the files are read even without a file event: mounted Secrets change through a `..data`

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import t from 'tap';
-import { reviewAdmission } from '../../src/admission/review.js';
+import { reserveAdmittedDefaults, reviewAdmission } from '../../src/admission/review.js';
 import { ClassIndex } from '../../src/classes/class-index.js';
 import type { ClassView } from '../../src/classes/class-view.js';
 import { decide } from '../../src/rules/decide.js';
@@ -212,7 +212,7 @@ t.test('at most one default per driver is ever admitted, even while the watch la
         classes: view,
         options,
         modes: { mode: 'enforce' as const, warnRules: new Set<never>() },
-        reserveDefault: index.reserveDefault.bind(index),
+        admitted: reserveAdmittedDefaults(index),
       };
       const manifest = (name: string, driver: string, isDefault: boolean) => ({
         apiVersion: 'snapshot.storage.k8s.io/v1',

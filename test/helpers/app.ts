@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { buildApp, type Readiness } from '../../src/server/app.js';
 import { createLogger } from '../../src/log/logger.js';
 import { classSet } from './fixtures.js';
-import type { ReviewDeps } from '../../src/admission/review.js';
+import { reserveAdmittedDefaults, type ReviewDeps } from '../../src/admission/review.js';
 
 /** Collects pino's JSON lines, so tests can assert what was logged. */
 export function memoryLog(): { lines: Record<string, unknown>[]; stream: Writable } {
@@ -23,7 +23,7 @@ export function reviewDeps(classes = 'cluster', overrides: Partial<ReviewDeps> =
     classes: index,
     options: { preventVolumeModeConversion: true },
     modes: { mode: 'enforce', warnRules: new Set() },
-    reserveDefault: (kind, name, driver) => index.reserveDefault(kind, name, driver),
+    admitted: reserveAdmittedDefaults(index),
     ...overrides,
   };
 }

@@ -1,0 +1,79 @@
+import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance } from 'fastify';
+import { EmptyBodyError, NotJsonError, NotUtf8Error } from '../admission/errors.js';
+import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
+import type { Logger } from '../log/logger.js';
+import { logDecision } from './decision-log.js';
+import type { WebhookMetrics } from './metrics.js';
+
+/** An AdmissionReview carries the object and the old object; the apiserver caps each near 3 MiB. */
+export const BODY_LIMIT = 7 * 1024 * 1024;
+
+/** Admission paths: ours, and upstream's two so existing webhook configurations keep working. */
+export const ADMISSION_PATHS = ['/validate', '/volumesnapshot', '/volumegroupsnapshot'] as const;
+
+export interface AdmissionRouteOptions {
+  readonly review: ReviewDeps;
+  readonly logger: Logger;
+  readonly metrics?: WebhookMetrics;
+  /** Called after every answered admission request (events). */
+  readonly onDecision?: (outcome: ReviewOutcome, durationMs: number) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** When the body was complete (performance.now()): the admission duration starts there. */
+    bodyReceivedAt: number;
+  }
+}
+
+/** Reads the body as UTF-8 JSON. Plain JSON.parse: `__proto__` in `parameters` is an ordinary own key. */
+function parseBody(body: Buffer): unknown {
+  if (body.length === 0) throw new EmptyBodyError();
+  if (!isUtf8(body)) throw new NotUtf8Error();
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch (error) {
+    throw new NotJsonError((error as Error).message);
+  }
+}
+
+/**
+ * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
+ * accepts), reviewed, logged, counted and answered. The apiserver appends `?timeout=5s`; fastify routes
+ * without the query.
+ */
+export function admissionRoutes(app: FastifyInstance, options: AdmissionRouteOptions): void {
+  const { review, logger, metrics, onDecision } = options;
+  app.decorateRequest('bodyReceivedAt', 0);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    request.bodyReceivedAt = performance.now();
+    try {
+      done(null, parseBody(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+  for (const url of ADMISSION_PATHS) {
+    app.post(url, {
+      // In flight from the headers to the answer, or to the client going away: 'close' comes once either way.
+      onRequest: (_request, reply, done) => {
+        if (metrics !== undefined) {
+          metrics.inFlight.inc();
+          reply.raw.once('close', () => metrics.inFlight.dec());
+        }
+        done();
+      },
+      handler: async (request) => {
+        if (request.body === undefined) throw new EmptyBodyError();
+        const outcome = reviewAdmission(request.body, review);
+        const durationMs = performance.now() - request.bodyReceivedAt;
+        logDecision(logger, outcome, durationMs);
+        metrics?.observe(outcome, durationMs);
+        onDecision?.(outcome, durationMs);
+        return outcome.body;
+      },
+    });
+  }
+}

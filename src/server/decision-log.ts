@@ -1,0 +1,40 @@
+import type { ReviewOutcome } from '../admission/review.js';
+import type { Logger } from '../log/logger.js';
+import { redactForLog } from '../log/redact.js';
+
+function message(outcome: ReviewOutcome): string {
+  const { decision } = outcome;
+  if (!decision.allowed) return 'denied';
+  return decision.softened ? 'allowed (would be denied)' : 'allowed';
+}
+
+/**
+ * One line per decision: who asked what, the answer, the rule that decided and how long it took (pino leaves
+ * out the fields that are undefined). At debug, also the request (secrets redacted) and the response.
+ */
+export function logDecision(logger: Logger, outcome: ReviewOutcome, durationMs: number): void {
+  if (!logger.isLevelEnabled('info')) return;
+  const { request, decision, evaluation } = outcome;
+  const { resource, version, group } = request.resource;
+  logger.info(
+    {
+      uid: request.uid,
+      kind: evaluation.route?.kind ?? request.kind.kind,
+      resource: `${resource}.${version}.${group}`,
+      namespace: request.namespace,
+      name: request.name,
+      operation: request.operation,
+      user: request.userInfo?.username,
+      dryRun: request.dryRun === true ? true : undefined,
+      allowed: decision.allowed,
+      rule: decision.denial?.rule,
+      reason: decision.denial?.message,
+      warnings: decision.warnings.length > 0 ? decision.warnings.length : undefined,
+      ms: Math.round(durationMs * 1000) / 1000,
+    },
+    message(outcome),
+  );
+  if (logger.isLevelEnabled('debug')) {
+    logger.debug({ uid: request.uid, request: redactForLog(request), response: outcome.body.response }, 'request and response');
+  }
+}
