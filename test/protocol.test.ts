@@ -1,6 +1,8 @@
 import t from 'tap';
 import { FIXTURES, filesUnder, fixtureName, readJson } from './helpers/fixtures.js';
-import { testApp } from './helpers/app.js';
+import { buildApp } from '../src/server/app.js';
+import { createLogger } from '../src/log/logger.js';
+import { memoryLog, reviewDeps, testApp } from './helpers/app.js';
 import { listenLoopback, postJson, send } from './helpers/loopback.js';
 
 interface ProtocolFixture {
@@ -71,4 +73,31 @@ t.test('readyz reports why it is not ready', async (t) => {
   const health = await notReady.inject({ method: 'GET', url: '/healthz' });
   t.equal(health.statusCode, 200, 'liveness does not depend on readiness');
   await notReady.close();
+});
+
+t.test('while shutting down every answer says Connection: close, admission and probes alike', async (t) => {
+  const log = memoryLog();
+  const closingApp = buildApp({
+    review: reviewDeps(),
+    logger: createLogger('info', log.stream),
+    readiness: { notReadyReasons: () => ['shutting down'] },
+    closing: () => true,
+  });
+  t.teardown(() => closingApp.close());
+  const body = readJson<ProtocolFixture>(`${FIXTURES}protocol/v1beta1-denied.json`).body as string;
+  const answers = [
+    await closingApp.inject({ method: 'POST', url: '/validate', headers: { 'content-type': 'application/json' }, payload: body }),
+    await closingApp.inject({ method: 'GET', url: '/readyz' }),
+    await closingApp.inject({ method: 'GET', url: '/healthz' }),
+    await closingApp.inject({ method: 'GET', url: '/nowhere' }),
+  ];
+  t.same(
+    answers.map((a) => [a.statusCode, a.headers.connection]),
+    [
+      [200, 'close'],
+      [503, 'close'],
+      [200, 'close'],
+      [404, 'close'],
+    ],
+  );
 });

@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { Composer, LineCounter, Parser } from 'yaml';
 import {
   isRecord,
   listItems,
@@ -18,12 +18,14 @@ export function parseManifests(file: string, text: string): ManifestSet {
   const lines = new LineCounter();
   const objects: ManifestObject[] = [];
   const problems: ManifestProblem[] = [];
-  for (const doc of parseAllDocuments(text, { lineCounter: lines, uniqueKeys: false })) {
+  // Document by document: each one's syntax tree is garbage once read, so a large file never holds them all.
+  const documents = new Composer({ uniqueKeys: false }).compose(new Parser(lines.addNewLine).parse(text), true, text.length);
+  for (const doc of documents) {
     const start = doc.contents?.range[0] ?? doc.range[0];
     const line = lines.linePos(start).line;
     if (doc.errors.length > 0) {
       const error = doc.errors[0];
-      const at = error?.linePos?.[0]?.line ?? line;
+      const at = error === undefined ? line : lines.linePos(error.pos[0]).line;
       problems.push({
         file,
         line: at,

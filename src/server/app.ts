@@ -86,8 +86,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(404).send(errorBody(error, 404));
   });
   if (closing !== undefined) {
-    app.addHook('onSend', async (_request, reply) => {
+    app.addHook('onSend', (_request, reply, payload, done) => {
       if (closing()) reply.header('connection', 'close');
+      done(null, payload);
     });
   }
   admissionRoutes(app, options);

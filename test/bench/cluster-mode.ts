@@ -1,5 +1,5 @@
 // Cluster mode for npm run bench: RSS with the informers synced, and start to ready, against the real
-// kube-apiserver of the end-to-end suite, for each step tried to shrink the footprint. Prints one JSON line.
+// kube-apiserver of the end-to-end suite: ours as it ships and the upstream webhook. Prints one JSON line.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,19 +18,44 @@ import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const runs = Number(process.argv[2] ?? 3);
+/** From run.mjs: runs, the Deployment's NODE_OPTIONS for ours, and the upstream webhook's binary. */
+const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; nodeOptions?: string; upstream?: string };
+const runs = settings.runs ?? 3;
 
-/** Each step tried, in order: what was loaded, and how. */
-const VARIANTS: { name: string; main: string; nodeArgs: string[] }[] = [
-  { name: 'tsc output, @kubernetes/client-node imported whole', main: 'dist/main.js', nodeArgs: [] },
-  { name: 'esbuild bundle (tree-shaken, V8 code cache), client-node in its own file', main: 'dist/bundle/main.js', nodeArgs: [] },
-  // V8 rejects the code cache under other V8 flags: these two start without it.
-  { name: 'bundle + --max-semi-space-size=1', main: 'dist/bundle/main.js', nodeArgs: ['--max-semi-space-size=1'] },
+interface Variant {
+  readonly name: string;
+  readonly command: (port: number, kubeconfig: string, cert: string, key: string) => [string, string[]];
+  readonly env: Record<string, string>;
+}
+
+/** Ours as it ships (the bundle, the Deployment's NODE_OPTIONS), and the upstream webhook as the peer. */
+const VARIANTS: Variant[] = [
   {
-    name: 'bundle + --max-semi-space-size=1 --lite-mode',
-    main: 'dist/bundle/main.js',
-    nodeArgs: ['--max-semi-space-size=1', '--lite-mode'],
+    name: 'ours',
+    command: (port, kubeconfig, cert, key) => [
+      process.execPath,
+      [
+        join(ROOT, 'dist/bundle/main.js'),
+        'serve',
+        `--kubeconfig=${kubeconfig}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+      ].concat([`--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`, '--shutdown-delay=0']),
+    ],
+    env: { NODE_OPTIONS: settings.nodeOptions ?? '' },
   },
+  ...(settings.upstream === undefined
+    ? []
+    : [
+        {
+          name: 'upstream',
+          command: (port: number, kubeconfig: string, cert: string, key: string): [string, string[]] => [
+            settings.upstream as string,
+            [`--kubeconfig=${kubeconfig}`, `--port=${port}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`],
+          ],
+          env: {},
+        },
+      ]),
 ];
 
 const rssMb = (pid: number): number =>
@@ -80,31 +105,17 @@ try {
     for (let run = 0; run < runs; run++) {
       const port = await freePort();
       const started = performance.now();
-      const child = spawn(
-        process.execPath,
-        [
-          ...variant.nodeArgs,
-          join(ROOT, variant.main),
-          'serve',
-          `--kubeconfig=${cluster.kubeconfig}`,
-          `--port=${port}`,
-          '--bind-address=127.0.0.1',
-          `--tls-cert-file=${paths.certFile}`,
-          `--tls-private-key-file=${paths.keyFile}`,
-          '--shutdown-delay=0',
-        ],
-        { stdio: 'ignore' },
-      );
+      const [command, args] = variant.command(port, cluster.kubeconfig, paths.certFile, paths.keyFile);
+      const child = spawn(command, args, { stdio: 'ignore', env: { ...process.env, ...variant.env } });
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       await new Promise((r) => setTimeout(r, 2000));
       rss.push(rssMb(child.pid as number));
-      child.kill('SIGTERM');
+      process.kill(child.pid as number, 'SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
     results.push({
       variant: variant.name,
-      nodeArgs: variant.nodeArgs,
       rssMb: { median: median(rss), min: Math.min(...rss), max: Math.max(...rss) },
       startToReadyMs: { median: median(ready), min: Math.min(...ready), max: Math.max(...ready) },
     });

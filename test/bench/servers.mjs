@@ -1,12 +1,22 @@
-// Starting and measuring the servers under test: ours (the built bundle) and the ceiling.
+// Starting and measuring the servers of the bench: ours (the built bundle, with the Deployment's Node
+// settings), the upstream Go webhook it replaces (the peer), and a bare Node HTTPS server (the floor for memory
+// and start-up). Every server listens on loopback, logs to a file, and is stopped by its pid.
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MAIN = `${ROOT}dist/bundle/main.js`;
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s.
+
+/** The Deployment's NODE_OPTIONS (manifests/base/deployment.yaml): ours runs in the bench as it ships. */
+export function deploymentNodeOptions() {
+  const docs = parseAllDocuments(readFileSync(`${ROOT}manifests/base/deployment.yaml`, 'utf8')).map((d) => d.toJS());
+  const container = docs.find((d) => d?.kind === 'Deployment').spec.template.spec.containers[0];
+  return container.env.find((e) => e.name === 'NODE_OPTIONS').value;
+}
 
 function readyzOk(port, ca) {
   return new Promise((resolve) => {
@@ -31,70 +41,65 @@ export async function waitReady(port, ca, since, timeoutMs = 30_000) {
   throw new Error(`not ready within ${timeoutMs} ms on port ${port}`);
 }
 
-/**
- * Processes are not pinned to cores: pinning the server to one core (taskset) also confines V8's garbage
- * collector threads to it and measured our throughput 40% lower, which is not how a pod runs.
- */
-const pinned = (_cpu, args) => [process.execPath, args];
-
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
 /**
- * `NAME=SPEC` from the command line of the comparison scripts: SPEC is `ceiling`, `ours` (dist/bundle/main.js)
- * or `ours:PATH/main.js`, optionally followed by `,ARG,...` (server flags), e.g. `nolog=ours,--log-level=warn`.
+ * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
+ * binary, with a kubeconfig) or 'bare'.
  */
-export function parseServerSpec(arg) {
-  const name = arg.slice(0, arg.indexOf('='));
-  const [kind, ...extraArgs] = arg.slice(arg.indexOf('=') + 1).split(',');
-  const [base, main] = kind.split(':');
-  return { name, kind: base, extraArgs, ...(main ? { main } : {}) };
+export function serverCommand(
+  kind,
+  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [] },
+) {
+  if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port)]];
+  if (kind === 'upstream') {
+    return [
+      upstream,
+      [
+        `--tls-cert-file=${certs.cert}`,
+        `--tls-private-key-file=${certs.key}`,
+        `--port=${port}`,
+        `--kubeconfig=${kubeconfig}`,
+        ...extraArgs,
+      ],
+    ];
+  }
+  const args = [main, 'serve', `--tls-cert-file=${certs.cert}`, `--tls-private-key-file=${certs.key}`, `--port=${port}`];
+  args.push('--bind-address=127.0.0.1', '--shutdown-delay=0');
+  if (kubeconfig) args.push(`--kubeconfig=${kubeconfig}`);
+  else if (classes) args.push(`--classes-from=${classes}`);
+  return [node, [...args, ...extraArgs]];
 }
 
-/** The command line of a server process: `kind` is 'ours' (the bundle `main`) or 'ceiling'. */
-export function serverArgs(kind, { certs, classes, port, extraArgs = [], main = MAIN }) {
-  if (kind === 'ceiling') return [`${ROOT}test/bench/ceiling.mjs`, certs.cert, certs.key, String(port)];
-  return [
-    main,
-    'serve',
-    `--tls-cert-file=${certs.cert}`,
-    `--tls-private-key-file=${certs.key}`,
-    `--port=${port}`,
-    '--bind-address=127.0.0.1',
-    '--shutdown-delay=0',
-    ...(classes ? [`--classes-from=${classes}`] : []),
-    ...extraArgs,
-  ];
-}
-
-/** Starts a server process: `kind` is 'ours' or 'ceiling'. Output goes to a log file, as a container runtime's would. */
-export async function startServer(kind, { certs, classes, logFile, extraArgs = [], nodeArgs = [], env = {}, main = MAIN }) {
+/** Starts a server; resolves once /readyz answers 200, with its pid, start-to-ready time and admission URL. */
+export async function startServer(kind, options) {
   const port = nextPort++;
-  const args = serverArgs(kind, { certs, classes, port, extraArgs, main });
-  const out = openSync(logFile, 'a');
+  const [command, argv] = serverCommand(kind, { ...options, port });
+  const out = openSync(options.logFile, 'a');
+  const env = { ...process.env, KUBECONFIG: '', NODE_OPTIONS: kind === 'ours' ? deploymentNodeOptions() : '', ...options.env };
   const started = performance.now();
-  const [command, argv] = pinned(0, [...nodeArgs, ...args]);
-  const child = spawn(command, argv, { stdio: ['ignore', out, out], env: { ...process.env, KUBECONFIG: '', ...env } });
-  const readyMs = await waitReady(port, readFileSync(certs.ca), started);
+  const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
+  const readyMs = await waitReady(port, readFileSync(options.certs.ca), started);
   return {
     kind,
     port,
     pid: child.pid,
     readyMs,
-    url: `https://localhost:${port}/validate`,
+    url: `https://localhost:${port}${kind === 'upstream' ? '/volumesnapshot' : '/validate'}`,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        const running = () => child.exitCode === null && child.signalCode === null;
+        if (!running()) return resolve();
         child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+        process.kill(child.pid, 'SIGTERM');
+        setTimeout(() => running() && process.kill(child.pid, 'SIGKILL'), 5000).unref();
       }),
   };
 }
 
-/** CPU seconds (user + system) a process has used, or one of its threads (`thread`: its id, the pid for the main one). */
-export function cpuSeconds(pid, thread) {
-  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-  const fields = readFileSync(path, 'utf8').split(') ')[1].split(' ');
+/** CPU seconds (user + system) a process has used. */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
@@ -107,8 +112,9 @@ export function rssMb(pid) {
 /** Runs the load generator as a separate process and returns its result. */
 export function runLoad(options) {
   return new Promise((resolve, reject) => {
-    const [command, argv] = pinned(1, [`${ROOT}test/bench/load.mjs`, JSON.stringify(options)]);
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [`${ROOT}test/bench/load.mjs`, JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let text = '';
     child.stdout.on('data', (c) => (text += c));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`load generator exited ${code}`))));

@@ -1,18 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { unpackTool } from '../helpers/tools.mjs';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
-
-/** The apiserver archive: $E2E_APISERVER_XZ, else beside the project (../shared), else /work/shared. */
-export const APISERVER_ARCHIVE =
-  [
-    process.env.E2E_APISERVER_XZ,
-    fileURLToPath(new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url)),
-    '/work/shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz',
-  ].find((candidate) => candidate !== undefined && candidate !== '' && existsSync(candidate)) ??
-  'kube-apiserver-v1.20.2.xz (not found)';
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -99,7 +90,7 @@ function getReadyz(port: number, dir: string): Promise<boolean> {
 export async function startCluster(dir: string): Promise<TestCluster> {
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, 'kube-apiserver');
-  execFileSync('sh', ['-c', `xz -dc "${APISERVER_ARCHIVE}" > "${binary}" && chmod +x "${binary}"`]);
+  unpackTool('kube-apiserver', binary);
   makePki(dir);
   const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;

@@ -3,20 +3,13 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { findTool } from '../helpers/tools.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-// The apiserver ships beside the project (../shared/tools); a clone elsewhere finds it at /work/shared.
-const candidates = [
-  process.env.E2E_APISERVER_XZ,
-  fileURLToPath(new URL('../../../shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz', import.meta.url)),
-  '/work/shared/tools/kube-apiserver/kube-apiserver-v1.20.2.xz',
-].filter(Boolean);
-const archive = candidates.find((c) => existsSync(c));
-process.env.E2E_APISERVER_XZ = archive ?? '';
+const tools = [findTool('kube-apiserver'), findTool('snapshot-controller')];
 const missing =
-  archive === undefined
-    ? `kube-apiserver-v1.20.2.xz not found (looked in ${candidates.join(', ')})`
-    : ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+  tools.find((t) => t.missing)?.missing ??
+  ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
 if (missing) {
   console.log(`e2e skipped: ${missing.includes(' ') ? missing : `${missing} not found on PATH`}`);
   console.log('e2e: 0 passed, 1 failed');

@@ -1,6 +1,6 @@
-// The ceiling: a bare HTTPS server on the same Node, with the same TLS settings and keep-alive as ours, that
+// The bare server: an HTTPS server on the same Node, with the same TLS settings and keep-alive as ours, that
 // reads and parses the same JSON body and answers a fixed AdmissionReview. Nothing a webhook can do is cheaper.
-// node ceiling.mjs CERT KEY PORT
+// node bare-https.mjs CERT KEY PORT
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 

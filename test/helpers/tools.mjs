@@ -1,0 +1,45 @@
+// The one place that finds the external programs the suites run: the real kube-apiserver, the upstream
+// snapshot-controller and the upstream Go webhook. Each ships as an xz archive in a tools folder outside the
+// repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** name -> [folder in the tools folder, archive file]. */
+export const TOOLS = {
+  'kube-apiserver': ['kube-apiserver', 'kube-apiserver-v1.20.2.xz'],
+  'snapshot-controller': ['snapshot-controller', 'snapshot-controller-v8.4.0.xz'],
+  'upstream-webhook': ['upstream-webhook', 'snapshot-validation-webhook-v7.0.2.xz'],
+};
+
+function toolsFolders() {
+  const found = [];
+  if (process.env.SNAPSHOT_WEBHOOK_TOOLS) found.push(process.env.SNAPSHOT_WEBHOOK_TOOLS);
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    found.push(join(dir, 'shared', 'tools'));
+    const parent = dirname(dir);
+    if (parent === dir) return found;
+    dir = parent;
+  }
+}
+
+/** The folder of a tool (its README, CRDs and archive), or undefined with where it was looked for. */
+export function findTool(name) {
+  const [folder, archive] = TOOLS[name];
+  const candidates = toolsFolders().map((d) => join(d, folder));
+  const dir = candidates.find((c) => existsSync(join(c, archive)));
+  return dir === undefined
+    ? { missing: `${archive} not found (set SNAPSHOT_WEBHOOK_TOOLS; looked in ${candidates.slice(0, 3).join(', ')}, ...)` }
+    : { dir, archive: join(dir, archive) };
+}
+
+/** Decompresses a tool's binary to `dest` (a file path in a temporary folder) and returns it; throws if missing. */
+export function unpackTool(name, dest) {
+  const tool = findTool(name);
+  if (tool.missing) throw new Error(tool.missing);
+  writeFileSync(dest, execFileSync('xz', ['-dc', tool.archive], { maxBuffer: 512 * 1024 * 1024 }));
+  chmodSync(dest, 0o755);
+  return dest;
+}
