@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import t from 'tap';
 import { buildApp } from '../src/server/app.js';
@@ -131,4 +132,16 @@ t.test('in flight counts a request from its headers to its answer', async (t) =>
   gone.destroy();
   for (let i = 0; i < 200 && (await inFlight(metrics)) !== 0; i++) await new Promise((r) => setTimeout(r, 5));
   t.equal(await inFlight(metrics), 0, 'a client that went away mid-body is not counted any more');
+});
+
+t.test('docs/metrics.md lists exactly the metrics the server registers', async (t) => {
+  const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined });
+  const registered = (await metrics.registry.getMetricsAsJSON())
+    .map((m) => m.name)
+    .filter((name) => !/^snapshot_webhook_(process|nodejs)_/.test(name))
+    .sort();
+  const documented = [...readFileSync('docs/metrics.md', 'utf8').matchAll(/^\| `(snapshot_webhook_[a-z_]+)`/gm)]
+    .map((m) => m[1] as string)
+    .sort();
+  t.same(documented, registered);
 });
