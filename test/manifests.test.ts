@@ -51,6 +51,10 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       )
       .sort();
     t.same(ruled, served, 'the rules name exactly the resources the server handles');
+    t.notOk(
+      ruled.some((r: string) => r.split('/').length > 3),
+      'no subresource is routed to the webhook: status writes of the controller and the sidecars never reach it',
+    );
     for (const w of hooks.webhooks) {
       t.same(
         w.rules.flatMap((r: Doc) => r.operations).sort(),

@@ -1,0 +1,355 @@
+// The real snapshot-controller (upstream v8.4.0, unmodified) as a client of the webhook: against the real
+// kube-apiserver with upstream's CRDs of that tag and our webhook registered in enforce mode, it binds static
+// snapshots and group snapshots, sets default classes, creates contents and member snapshots, and deletes.
+// Each flow asserts what the controller wrote and that the webhook denied none of its writes.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  KubeConfig,
+  loadAllYaml,
+  RbacAuthorizationV1Api,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { findTool, unpackTool } from '../helpers/tools.mjs';
+import { startCluster, type TestCluster } from './cluster.js';
+import { startProcess, stopAll, waitFor, type Started } from './processes.js';
+import {
+  CONTROLLER_USER,
+  DRIVER,
+  klass,
+  NS,
+  rejection,
+  snapshotObjects,
+  VGS,
+  VGSC,
+  VGSCLASS,
+  VS,
+  VSC,
+  VSCLASS,
+} from './snapshot-objects.js';
+import { startWebhook, webhookConfiguration, type TestWebhook } from './webhook.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-controller-'));
+let cluster: TestCluster | undefined;
+let webhook: TestWebhook | undefined;
+let controller: Started | undefined;
+let objects: ReturnType<typeof snapshotObjects>;
+t.teardown(async () => {
+  if (process.env.E2E_DEBUG) console.error(controller?.output().slice(-8000));
+  await controller?.stop();
+  await webhook?.process.stop();
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface DecisionLine {
+  resource: string;
+  operation: string;
+  allowed: boolean;
+  user?: string;
+  reason?: string;
+}
+/** The webhook's decision lines for the controller's own writes, gathered as the webhook writes them. */
+const decisions: DecisionLine[] = [];
+function followDecisions(process: Started): void {
+  let partial = '';
+  process.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('{') || !line.includes('"allowed":')) continue;
+      const decision = JSON.parse(line) as DecisionLine;
+      if (decision.user === CONTROLLER_USER && decisions.length < 100_000) decisions.push(decision);
+    }
+  });
+}
+const controllerDecisions = (): DecisionLine[] => decisions;
+
+t.before(async () => {
+  const tool = findTool('snapshot-controller');
+  if (tool.dir === undefined) throw new Error(tool.missing);
+  cluster = await startCluster(dir);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  objects = snapshotObjects(kc);
+  const { core, create } = objects;
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  const crdDir = join(tool.dir, 'crds');
+  for (const file of readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
+    for (const crd of loadAllYaml(readFileSync(join(crdDir, file), 'utf8')) as V1CustomResourceDefinition[]) {
+      await extensions.createCustomResourceDefinition({ body: crd });
+    }
+  }
+  await waitFor(
+    'upstream CRDs established',
+    async () =>
+      (await extensions.listCustomResourceDefinition()).items.filter((c) =>
+        c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True'),
+      ).length === 6,
+    30_000,
+  );
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: 'snapshot-controller-test' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
+    },
+  });
+  // Two defaults for one driver that existed before the webhook was registered.
+  await create(VSCLASS, klass(VSCLASS, 'twin-a', 'twin.csi.example.com', true));
+  await create(VSCLASS, klass(VSCLASS, 'twin-b', 'twin.csi.example.com', true));
+
+  webhook = await startWebhook(dir, cluster.kubeconfig);
+  followDecisions(webhook.process);
+  const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
+  await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
+  await waitFor(
+    'webhook registered',
+    async () =>
+      (await rejection(create(VS, { metadata: { name: 'probe' }, spec: { source: {} } }))).includes('denied the request'),
+    15_000,
+    200,
+  );
+
+  const binary = unpackTool('snapshot-controller', join(dir, 'snapshot-controller'));
+  controller = startProcess(binary, [
+    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
+    '--leader-election=false',
+    '--feature-gates=CSIVolumeGroupSnapshot=true',
+    '--retry-interval-start=500ms',
+    '--retry-interval-max=4s',
+    '--v=4',
+  ]);
+});
+
+/** Ends each flow: the webhook denied none of the controller's writes so far. */
+function noneDenied(t: Test): void {
+  const denied = controllerDecisions().filter((d) => !d.allowed);
+  t.same(denied, [], "the webhook denied none of the controller's writes");
+}
+
+t.test('a pre-provisioned VolumeSnapshotContent and its VolumeSnapshot are bound both ways', async (t) => {
+  const { get, create } = objects;
+  await create(VSCLASS, klass(VSCLASS, 'static-class', DRIVER, false, 'Retain'));
+  for (const [name, className] of [
+    ['with-class', 'static-class'],
+    ['without-class', undefined],
+  ] as const) {
+    const withClass = className === undefined ? {} : { volumeSnapshotClassName: className };
+    await create(VSC, {
+      metadata: { name: `content-${name}` },
+      spec: {
+        driver: DRIVER,
+        deletionPolicy: 'Retain',
+        source: { snapshotHandle: `handle-${name}` },
+        volumeSnapshotRef: { name: `snap-${name}`, namespace: NS },
+        ...withClass,
+      },
+    });
+    const snapshot = await create(VS, {
+      metadata: { name: `snap-${name}` },
+      spec: { source: { volumeSnapshotContentName: `content-${name}` }, ...withClass },
+    });
+    await waitFor(
+      `snap-${name} bound`,
+      async () => {
+        const content = await get(VSC, `content-${name}`);
+        const bound = await get(VS, `snap-${name}`);
+        return (
+          (content.spec?.volumeSnapshotRef as { uid?: string }).uid === snapshot.metadata.uid &&
+          bound.status?.boundVolumeSnapshotContentName === `content-${name}`
+        );
+      },
+      30_000,
+      250,
+    );
+    t.pass(`${name}: the content's ref carries the snapshot's uid and the snapshot names the content`);
+  }
+  noneDenied(t);
+});
+
+t.test('a dynamic VolumeSnapshot without a class gets the default class and a content', async (t) => {
+  const { get, create, boundClaim } = objects;
+  await create(VSCLASS, klass(VSCLASS, 'hostpath-default', DRIVER, true));
+  await boundClaim('data', DRIVER);
+  const snapshot = await create(VS, { metadata: { name: 'dynamic' }, spec: { source: { persistentVolumeClaimName: 'data' } } });
+  let contentName = '';
+  await waitFor(
+    'the controller set the class and created the content',
+    async () => {
+      const now = await get(VS, 'dynamic');
+      contentName = String(now.status?.boundVolumeSnapshotContentName ?? '');
+      return now.spec?.volumeSnapshotClassName === 'hostpath-default' && contentName !== '';
+    },
+    30_000,
+    250,
+  );
+  const content = await get(VSC, contentName);
+  t.same(content.spec?.source, { volumeHandle: 'vol-data' }, 'the content snapshots the claim’s volume');
+  t.equal(content.spec?.volumeSnapshotClassName, 'hostpath-default');
+  t.equal((content.spec?.volumeSnapshotRef as { uid?: string }).uid, snapshot.metadata.uid, 'and is bound to the snapshot');
+  noneDenied(t);
+});
+
+t.test('two defaults made before the webhook: the controller fails, and a third default is denied', async (t) => {
+  const { core, get, create, boundClaim } = objects;
+  await boundClaim('twin-data', 'twin.csi.example.com');
+  await create(VS, { metadata: { name: 'twin' }, spec: { source: { persistentVolumeClaimName: 'twin-data' } } });
+  let error = '';
+  await waitFor(
+    'the controller reports the double default',
+    async () => {
+      const events = await core.listNamespacedEvent({ namespace: NS });
+      const event = events.items.find(
+        (e) => e.involvedObject.name === 'twin' && /default snapshot classes/.test(e.message ?? ''),
+      );
+      const status = (await get(VS, 'twin')).status?.error as { message?: string } | undefined;
+      error = event?.message ?? status?.message ?? '';
+      return error !== '';
+    },
+    30_000,
+    250,
+  );
+  t.match(error, /2 default snapshot classes were found/, error);
+  const third = await rejection(create(VSCLASS, klass(VSCLASS, 'twin-c', 'twin.csi.example.com', true)));
+  t.match(third, /denied the request: default snapshot class: twin-a already exists for driver: twin.csi.example.com/);
+  const second = await rejection(create(VSCLASS, klass(VSCLASS, 'hostpath-second', DRIVER, true)));
+  t.match(second, /denied the request: default snapshot class: hostpath-default already exists for driver: hostpath.csi.k8s.io/);
+  noneDenied(t);
+});
+
+t.test('a pre-provisioned VolumeGroupSnapshotContent without a class is bound to a VolumeGroupSnapshot with one', async (t) => {
+  const { get, create } = objects;
+  await create(VGSCLASS, klass(VGSCLASS, 'group-static', DRIVER, false, 'Retain'));
+  await create(VGSC, {
+    metadata: { name: 'group-content-static' },
+    spec: {
+      driver: DRIVER,
+      deletionPolicy: 'Retain',
+      source: { groupSnapshotHandles: { volumeGroupSnapshotHandle: 'group-handle', volumeSnapshotHandles: ['s-1', 's-2'] } },
+      volumeGroupSnapshotRef: { name: 'group-static', namespace: NS },
+    },
+  });
+  const group = await create(VGS, {
+    metadata: { name: 'group-static' },
+    spec: { source: { volumeGroupSnapshotContentName: 'group-content-static' }, volumeGroupSnapshotClassName: 'group-static' },
+  });
+  await waitFor(
+    'the group content bound',
+    async () => {
+      const content = await get(VGSC, 'group-content-static');
+      return (content.spec?.volumeGroupSnapshotRef as { uid?: string }).uid === group.metadata.uid;
+    },
+    30_000,
+    250,
+  );
+  const content = await get(VGSC, 'group-content-static');
+  t.equal(content.spec?.volumeGroupSnapshotClassName, 'group-static', 'the controller copied the class name into the content');
+  await waitFor(
+    'the group snapshot names its content',
+    async () => (await get(VGS, 'group-static')).status?.boundVolumeGroupSnapshotContentName === 'group-content-static',
+    30_000,
+    250,
+  );
+  noneDenied(t);
+});
+
+t.test('a dynamic group snapshot with a default group class: content, then member snapshots once ready', async (t) => {
+  const { api, get, create, list, boundClaim } = objects;
+  await create(VGSCLASS, klass(VGSCLASS, 'group-default', DRIVER, true));
+  await boundClaim('db-1', DRIVER, { app: 'db' });
+  await boundClaim('db-2', DRIVER, { app: 'db' });
+  await create(VGS, { metadata: { name: 'group-dynamic' }, spec: { source: { selector: { matchLabels: { app: 'db' } } } } });
+  let contentName = '';
+  await waitFor(
+    'the controller set the class and created the group content',
+    async () => {
+      const group = await get(VGS, 'group-dynamic');
+      contentName = String(group.status?.boundVolumeGroupSnapshotContentName ?? '');
+      return group.spec?.volumeGroupSnapshotClassName === 'group-default' && contentName !== '';
+    },
+    30_000,
+    250,
+  );
+  const content = await get(VGSC, contentName);
+  t.same(
+    [...((content.spec?.source as { volumeHandles?: string[] }).volumeHandles ?? [])].sort(),
+    ['vol-db-1', 'vol-db-2'],
+    "the group content lists the claims' volumes",
+  );
+  // The sidecar's part: the driver made the group snapshot; its status goes through the status subresource.
+  // The group's creationTime is a date-time; each member's is int64 nanoseconds.
+  const creationTime = Date.now() * 1_000_000;
+  content.status = {
+    volumeGroupSnapshotHandle: 'group-handle-dynamic',
+    creationTime: new Date().toISOString(),
+    readyToUse: true,
+    volumeSnapshotInfoList: ['db-1', 'db-2'].map((name) => ({
+      volumeHandle: `vol-${name}`,
+      snapshotHandle: `snap-handle-${name}`,
+      creationTime,
+      readyToUse: true,
+      restoreSize: 1073741824,
+    })),
+  };
+  await api.replaceClusterCustomObjectStatus({
+    group: VGSC.group,
+    version: VGSC.version,
+    plural: VGSC.plural,
+    name: contentName,
+    body: content,
+  });
+  await waitFor(
+    'member snapshots and contents',
+    async () => {
+      const members = (await list(VS)).filter((s) => s.metadata.ownerReferences?.some((o) => o.kind === 'VolumeGroupSnapshot'));
+      return members.length === 2 && members.every((m) => typeof m.status?.boundVolumeSnapshotContentName === 'string');
+    },
+    45_000,
+    500,
+  );
+  const members = (await list(VS)).filter((s) => s.metadata.ownerReferences?.some((o) => o.kind === 'VolumeGroupSnapshot'));
+  t.same(members.map((m) => m.spec?.source?.persistentVolumeClaimName).sort(), ['db-1', 'db-2'], 'one member snapshot per claim');
+  noneDenied(t);
+});
+
+t.test('deleting snapshots and group snapshots: contents deleted or retained by policy', async (t) => {
+  const { get, remove, gone, sidecarReleases } = objects;
+  const dynamic = String((await get(VS, 'dynamic')).status?.boundVolumeSnapshotContentName);
+  await remove(VS, 'dynamic');
+  await sidecarReleases(VSC, dynamic);
+  await waitFor(
+    'the Delete-policy snapshot and content are gone',
+    async () => (await gone(VS, 'dynamic')) && gone(VSC, dynamic),
+    30_000,
+    250,
+  );
+  await remove(VS, 'snap-with-class');
+  await waitFor('the Retain-policy snapshot is gone', () => gone(VS, 'snap-with-class'), 30_000, 250);
+  t.notOk(await gone(VSC, 'content-with-class'), 'its content is retained');
+  await remove(VGS, 'group-static');
+  await waitFor('the static group snapshot is gone', () => gone(VGS, 'group-static'), 30_000, 250);
+  t.notOk(await gone(VGSC, 'group-content-static'), 'its group content is retained');
+  noneDenied(t);
+});
+
+t.test('what the controller wrote, as the webhook saw it', async (t) => {
+  const { core } = objects;
+  const tally = new Map<string, number>();
+  for (const d of controllerDecisions()) {
+    const key = `${d.operation} ${d.resource} ${d.allowed ? 'allowed' : 'denied'}`;
+    tally.set(key, (tally.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of [...tally].sort()) t.comment(`${key}: ${count}`);
+  t.ok(tally.size > 0, 'the controller wrote through the webhook');
+  const warnings = (await core.listNamespacedEvent({ namespace: NS })).items.filter((e) => e.type === 'Warning');
+  for (const e of warnings)
+    t.comment(`controller warning Event on ${e.involvedObject.kind}/${e.involvedObject.name}: ${e.reason}: ${e.message}`);
+  noneDenied(t);
+});
