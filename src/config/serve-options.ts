@@ -2,7 +2,7 @@ import { RULE_IDS, type RuleId } from '../rules/finding.js';
 import type { Mode } from '../rules/decide.js';
 import { flagBool, flagList, flagNumber, flagString, parseFlags, UsageError, type FlagSpec } from './flags.js';
 
-import { LOG_LEVELS, type LogLevel } from '../log/logger.js';
+import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
 
 export { LOG_LEVELS, type LogLevel };
 

@@ -1,9 +1,9 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from './levels.js';
 
 export type { Logger };
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from './levels.js';
 
 /**
  * What pino's asynchronous stdout destination (sonic-boom) may hold: lines are gathered into writes of at

@@ -6,7 +6,6 @@ import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
 import { CLASS_KINDS } from '../classes/class-view.js';
-import { loadStaticClasses } from '../classes/static-classes.js';
 import { DenialEvents, type EventSink } from '../cluster/denial-events.js';
 import type { ServeOptions } from '../config/serve-options.js';
 import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
@@ -33,6 +32,8 @@ interface Classes {
 
 async function connectClasses(options: ServeOptions, logger: Logger): Promise<Classes> {
   if (options.classesFrom !== undefined) {
+    // Loaded only here: the YAML parser is not needed to serve a cluster's classes.
+    const { loadStaticClasses } = await import('../classes/static-classes.js');
     const index = loadStaticClasses(options.classesFrom);
     const counts = Object.fromEntries(CLASS_KINDS.map((k) => [k, index.count(k)]));
     logger.info({ classesFrom: options.classesFrom, ...counts }, 'classes loaded from manifests (no cluster)');

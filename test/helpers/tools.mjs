@@ -1,9 +1,10 @@
 // The one place that finds the external programs the suites run: the real kube-apiserver, the upstream
 // snapshot-controller and the upstream Go webhook. Each ships as an xz archive in a tools folder outside the
-// repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone.
+// repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone or above the
+// local repository it was cloned from.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** name -> [folder in the tools folder, archive file]. */
@@ -13,16 +14,34 @@ export const TOOLS = {
   'upstream-webhook': ['upstream-webhook', 'snapshot-validation-webhook-v7.0.2.xz'],
 };
 
-function toolsFolders() {
+/** `shared/tools` in `dir` and in each folder above it. */
+function above(dir) {
   const found = [];
-  if (process.env.SNAPSHOT_WEBHOOK_TOOLS) found.push(process.env.SNAPSHOT_WEBHOOK_TOOLS);
-  let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     found.push(join(dir, 'shared', 'tools'));
     const parent = dirname(dir);
     if (parent === dir) return found;
     dir = parent;
   }
+}
+
+/** The folder a local clone was cloned from (CI clones the working copy into a temporary folder). */
+function originFolder(root) {
+  try {
+    const url = execFileSync('git', ['-C', root, 'remote', 'get-url', 'origin'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return isAbsolute(url) ? url : url.startsWith('file://') ? fileURLToPath(url) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function toolsFolders() {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const origin = originFolder(root);
+  return [process.env.SNAPSHOT_WEBHOOK_TOOLS, ...above(root), ...(origin === undefined ? [] : above(origin))].filter(Boolean);
 }
 
 /** The folder of a tool (its README, CRDs and archive), or undefined with where it was looked for. */
