@@ -19,7 +19,7 @@ export interface AdmissionReviewResponse {
   readonly response: AdmissionResponse;
 }
 
-/** The rule book keeps warnings short; kubectl prints each on its own line. */
+/** Warnings stay short (docs/rules.md); kubectl prints each on its own line. */
 export const WARNING_MAX = 119;
 
 const REASONS: Readonly<Record<number, string>> = {

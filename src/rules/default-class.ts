@@ -22,7 +22,7 @@ function nearMissWarning(kind: ClassKind, value: string | undefined): Finding | 
 }
 
 /**
- * The single-default-class rule (rule book, "The default-class rule"): a class may become the default for its
+ * The single-default-class rule (docs/rules.md, "The default-class rule"): a class may become the default for its
  * driver only when no other class already is.
  */
 export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {

@@ -35,7 +35,7 @@ function deprecation(route: Route): Finding {
 }
 
 /**
- * Applies the rule book to one request. Pure: the answer depends only on the arguments (and the view).
+ * Applies the rules of docs/rules.md to one request. Pure: the answer depends only on the arguments (and the view).
  */
 export function evaluate(request: RuleRequest, classes: ClassView, options: RuleOptions): Evaluation {
   const { group, version, resource } = request.resource;

@@ -1,5 +1,5 @@
 /**
- * The rule book's notion of equality: a field is set when present and not null; `""` and `[]` are set;
+ * The notion of equality of docs/rules.md: a field is set when present and not null; `""` and `[]` are set;
  * absent and null are the same, at every depth.
  */
 export function isSet(value: unknown): boolean {

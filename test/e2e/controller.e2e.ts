@@ -2,21 +2,15 @@
 // kube-apiserver with upstream's CRDs of that tag and our webhook registered in enforce mode, it binds static
 // snapshots and group snapshots, sets default classes, creates contents and member snapshots, and deletes.
 // Each flow asserts what the controller wrote and that the webhook denied none of its writes.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import {
-  AdmissionregistrationV1Api,
-  ApiextensionsV1Api,
-  KubeConfig,
-  loadAllYaml,
-  RbacAuthorizationV1Api,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { findTool, unpackTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { installCrds } from './crds.js';
 import {
   CONTROLLER_USER,
   DRIVER,
@@ -31,7 +25,7 @@ import {
   VSC,
   VSCLASS,
 } from './snapshot-objects.js';
-import { startWebhook, webhookConfiguration, type TestWebhook } from './webhook.js';
+import { followDecisions, startWebhook, webhookConfiguration, type DecisionLine, type TestWebhook } from './webhook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-controller-'));
 let cluster: TestCluster | undefined;
@@ -47,28 +41,8 @@ t.teardown(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface DecisionLine {
-  resource: string;
-  operation: string;
-  allowed: boolean;
-  user?: string;
-  reason?: string;
-}
-/** The webhook's decision lines for the controller's own writes, gathered as the webhook writes them. */
-const decisions: DecisionLine[] = [];
-function followDecisions(process: Started): void {
-  let partial = '';
-  process.child.stdout?.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      if (!line.startsWith('{') || !line.includes('"allowed":')) continue;
-      const decision = JSON.parse(line) as DecisionLine;
-      if (decision.user === CONTROLLER_USER && decisions.length < 100_000) decisions.push(decision);
-    }
-  });
-}
-const controllerDecisions = (): DecisionLine[] => decisions;
+/** The webhook's decision lines for the controller's own writes. */
+let controllerDecisions: () => readonly DecisionLine[] = () => [];
 
 t.before(async () => {
   const tool = findTool('snapshot-controller');
@@ -78,21 +52,7 @@ t.before(async () => {
   kc.loadFromFile(cluster.kubeconfig);
   objects = snapshotObjects(kc);
   const { core, create } = objects;
-  const extensions = kc.makeApiClient(ApiextensionsV1Api);
-  const crdDir = join(tool.dir, 'crds');
-  for (const file of readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) {
-    for (const crd of loadAllYaml(readFileSync(join(crdDir, file), 'utf8')) as V1CustomResourceDefinition[]) {
-      await extensions.createCustomResourceDefinition({ body: crd });
-    }
-  }
-  await waitFor(
-    'upstream CRDs established',
-    async () =>
-      (await extensions.listCustomResourceDefinition()).items.filter((c) =>
-        c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True'),
-      ).length === 6,
-    30_000,
-  );
+  await installCrds(kc, join(tool.dir, 'crds'));
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
     body: {
@@ -106,7 +66,7 @@ t.before(async () => {
   await create(VSCLASS, klass(VSCLASS, 'twin-b', 'twin.csi.example.com', true));
 
   webhook = await startWebhook(dir, cluster.kubeconfig);
-  followDecisions(webhook.process);
+  controllerDecisions = followDecisions(webhook.process, CONTROLLER_USER);
   const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
   await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
   await waitFor(

@@ -141,7 +141,7 @@ function portableFixtures(): { file: string; fixture: Fixture }[] {
     });
 }
 
-t.test('every rule of the rule book, through the real apiserver', async (t) => {
+t.test('every rule of docs/rules.md, through the real apiserver', async (t) => {
   const cases = portableFixtures();
   t.ok(cases.length > 100, `${cases.length} fixtures apply to the served versions`);
   const targetOf = (f: Fixture): Target => ({

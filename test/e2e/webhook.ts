@@ -77,3 +77,28 @@ export function webhookConfiguration(port: number, caBundle: string): Record<str
   }));
   return config;
 }
+
+/** A decision line of the webhook's log, the fields the suites read. */
+export interface DecisionLine {
+  resource: string;
+  operation: string;
+  allowed: boolean;
+  user?: string;
+  reason?: string;
+}
+
+/** Gathers the webhook's decision lines for one user's requests as they are written (at most 100,000). */
+export function followDecisions(webhook: Started, user: string): () => readonly DecisionLine[] {
+  const decisions: DecisionLine[] = [];
+  let partial = '';
+  webhook.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('{') || !line.includes('"allowed":')) continue;
+      const decision = JSON.parse(line) as DecisionLine;
+      if (decision.user === user && decisions.length < 100_000) decisions.push(decision);
+    }
+  });
+  return () => decisions;
+}

@@ -20,7 +20,7 @@ function synced(): ClassIndex {
   return index;
 }
 
-/** A string field as the rule book distinguishes it: absent, null, "", or a value. */
+/** A string field as docs/rules.md distinguishes it: absent, null, "", or a value. */
 const field = fc.oneof(fc.constant(undefined), fc.constant(null), fc.constant(''), fc.constantFrom('a', 'b', 'pvc-1'));
 const maybe = <T>(key: string, value: T): Record<string, T> => (value === undefined ? {} : { [key]: value });
 const anyField = fc.oneof(
