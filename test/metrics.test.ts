@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildApp } from '../src/server/app.js';
 import { WebhookMetrics } from '../src/server/metrics.js';
 import { createLogger } from '../src/log/logger.js';
@@ -13,19 +13,24 @@ async function inFlight(metrics: WebhookMetrics): Promise<number> {
   return (await metrics.inFlight.get()).values[0]?.value ?? 0;
 }
 
+/** A loopback server with these metrics, closed when the test ends. */
+async function listening(t: Test, metrics: WebhookMetrics, level: 'info' | 'warn') {
+  const app = buildApp({
+    review: reviewDeps(),
+    logger: createLogger(level, memoryLog().stream),
+    readiness: { notReadyReasons: () => [] },
+    metrics,
+  });
+  t.teardown(() => app.close());
+  return { app, port: await listenLoopback(app) };
+}
+
 t.test('GET /metrics exposes requests, decisions, findings, latency, cache and certificate state', async (t) => {
   const metrics = new WebhookMetrics({
     cache: { status: () => [{ kind: 'VolumeSnapshotClass', synced: true, objects: 3, restarts: 2, secondsSinceLastEvent: 4.5 }] },
     certificateSecondsLeft: () => 86_400,
   });
-  const app = buildApp({
-    review: reviewDeps(),
-    logger: createLogger('info', memoryLog().stream),
-    readiness: { notReadyReasons: () => [] },
-    metrics,
-  });
-  t.teardown(() => app.close());
-  const port = await listenLoopback(app);
+  const { app, port } = await listening(t, metrics, 'info');
   const post = (fixture: string) =>
     postJson(port, JSON.stringify(readJson<{ review: unknown }>(`${FIXTURES}admission/${fixture}.json`).review));
   await post('volumesnapshotclasses/v1/create-second-default');
@@ -53,14 +58,7 @@ t.test('GET /metrics exposes requests, decisions, findings, latency, cache and c
 
 t.test('label values come from the route table, never from the request', async (t) => {
   const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined, logLinesDropped: () => 7 });
-  const app = buildApp({
-    review: reviewDeps(),
-    logger: createLogger('warn', memoryLog().stream),
-    readiness: { notReadyReasons: () => [] },
-    metrics,
-  });
-  t.teardown(() => app.close());
-  const port = await listenLoopback(app);
+  const { app, port } = await listening(t, metrics, 'warn');
   const review = (i: number, operation: string) => ({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -86,14 +84,7 @@ t.test('label values come from the route table, never from the request', async (
 
 t.test('in flight counts a request from its headers to its answer', async (t) => {
   const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined });
-  const app = buildApp({
-    review: reviewDeps(),
-    logger: createLogger('warn', memoryLog().stream),
-    readiness: { notReadyReasons: () => [] },
-    metrics,
-  });
-  t.teardown(() => app.close());
-  const port = await listenLoopback(app);
+  const { app, port } = await listening(t, metrics, 'warn');
   const body = JSON.stringify(
     readJson<{ review: unknown }>(`${FIXTURES}admission/volumesnapshots/v1/create-pvc-source.json`).review,
   );
