@@ -9,6 +9,7 @@ Usage:
   snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
+  snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
   snapshot-webhook help [COMMAND]`;
 
 type Command = (argv: readonly string[]) => Promise<number>;
@@ -35,6 +36,10 @@ const commands: Readonly<Record<string, Command>> = {
     const { runCerts } = await import('./certs/certs-command.js');
     return runCerts(argv);
   },
+  policy: async (argv) => {
+    const { runPolicy } = await import('./cli/policy-command.js');
+    return runPolicy(argv);
+  },
   help: async (argv) => {
     const topic = argv[0];
     const command = topic === undefined ? undefined : commands[topic];
@@ -53,7 +58,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands[first];
   if (command === undefined)
-    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, certs, help`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, certs, policy, help`);
   return command(argv.slice(1));
 }
 

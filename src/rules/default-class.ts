@@ -4,7 +4,8 @@ import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
 
-const MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
+/** How a denial by the default-class rule begins (upstream's wording), per class kind. */
+export const DEFAULT_CLASS_MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
   VolumeSnapshotClass: 'default snapshot class',
   VolumeGroupSnapshotClass: 'default group snapshot class',
 };
@@ -45,7 +46,7 @@ export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
     }
     const other = defaults.names.find((n) => n !== name);
     if (other === undefined) return undefined;
-    return deny('default-class-unique', `${MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`, {
+    return deny('default-class-unique', `${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`, {
       conflictsWith: other,
     });
   };

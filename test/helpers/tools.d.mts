@@ -4,3 +4,4 @@ export declare function findTool(
   name: string,
 ): { dir: string; archive: string; missing?: undefined } | { missing: string; dir?: undefined; archive?: undefined };
 export declare function unpackTool(name: string, dest: string): string;
+export declare function findUpstreamCrds(): { dir: string; missing?: undefined } | { missing: string; dir?: undefined };

@@ -1,5 +1,5 @@
 // The one place that finds the external programs the suites run: the real kube-apiserver, the upstream
-// snapshot-controller and the upstream Go webhook. Each ships as an xz archive in a tools folder outside the
+// snapshot-controller, the upstream Go webhook and vap-check (and upstream's current CRDs). Each ships as an xz archive in a tools folder outside the
 // repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone or above the
 // local repository it was cloned from.
 import { execFileSync } from 'node:child_process';
@@ -12,13 +12,14 @@ export const TOOLS = {
   'kube-apiserver': ['kube-apiserver', 'kube-apiserver-v1.20.2.xz'],
   'snapshot-controller': ['snapshot-controller', 'snapshot-controller-v8.4.0.xz'],
   'upstream-webhook': ['upstream-webhook', 'snapshot-validation-webhook-v7.0.2.xz'],
+  'vap-check': ['vap-check', 'vap-check.xz'],
 };
 
-/** `shared/tools` in `dir` and in each folder above it. */
+/** `shared` in `dir` and in each folder above it. */
 function above(dir) {
   const found = [];
   for (;;) {
-    found.push(join(dir, 'shared', 'tools'));
+    found.push(join(dir, 'shared'));
     const parent = dirname(dir);
     if (parent === dir) return found;
     dir = parent;
@@ -38,10 +39,28 @@ function originFolder(root) {
   }
 }
 
-function toolsFolders() {
+/** The folders that may hold the shared tools and CRDs, nearest first. */
+function sharedFolders() {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const origin = originFolder(root);
-  return [process.env.SNAPSHOT_WEBHOOK_TOOLS, ...above(root), ...(origin === undefined ? [] : above(origin))].filter(Boolean);
+  return [...above(root), ...(origin === undefined ? [] : above(origin))];
+}
+
+function toolsFolders() {
+  return [process.env.SNAPSHOT_WEBHOOK_TOOLS, ...sharedFolders().map((d) => join(d, 'tools'))].filter(Boolean);
+}
+
+/** Upstream's current CRDs (external-snapshotter v8.6.0), or undefined with where they were looked for. */
+export function findUpstreamCrds() {
+  const candidates = [process.env.SNAPSHOT_WEBHOOK_CRDS, ...sharedFolders().map((d) => join(d, 'crds', 'v8.6.0'))].filter(
+    Boolean,
+  );
+  const dir = candidates.find((c) => existsSync(join(c, 'snapshot.storage.k8s.io_volumesnapshotclasses.yaml')));
+  return dir === undefined
+    ? {
+        missing: `the v8.6.0 CRDs were not found (set SNAPSHOT_WEBHOOK_CRDS; looked in ${candidates.slice(0, 3).join(', ')}, ...)`,
+      }
+    : { dir };
 }
 
 /** The folder of a tool (its README, CRDs and archive), or undefined with where it was looked for. */

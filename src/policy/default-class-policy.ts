@@ -1,0 +1,81 @@
+import type { ClassKind } from '../classes/class-view.js';
+import { DEFAULT_CLASS_ANNOTATION } from '../classes/default-annotation.js';
+import { DEFAULT_CLASS_MESSAGE_PREFIX } from '../rules/default-class.js';
+
+export interface PolicyOptions {
+  /** Also the policy for VolumeGroupSnapshotClass. */
+  readonly groupSnapshots: boolean;
+  /** admissionregistration.k8s.io version: v1 (Kubernetes 1.30+) or v1beta1 (1.28, 1.29 with the beta on). */
+  readonly apiVersion: 'v1' | 'v1beta1';
+  /** The served groupsnapshot.storage.k8s.io version the group class params are read at. */
+  readonly groupVersion: string;
+  readonly namePrefix: string;
+}
+
+const KINDS: Readonly<Record<ClassKind, { group: string; resource: string; version: (o: PolicyOptions) => string }>> = {
+  VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', resource: 'volumesnapshotclasses', version: () => 'v1' },
+  VolumeGroupSnapshotClass: {
+    group: 'groupsnapshot.storage.k8s.io',
+    resource: 'volumegroupsnapshotclasses',
+    version: (o) => o.groupVersion,
+  },
+};
+
+/** A CEL test that `value` (an object) carries the default annotation with exactly "true". */
+const isDefault = (value: string, annotation: string): string =>
+  `(has(${value}.metadata.annotations) && '${annotation}' in ${value}.metadata.annotations && ` +
+  `${value}.metadata.annotations['${annotation}'] == 'true')`;
+
+/**
+ * The default-class rule of docs/rules.md as a ValidatingAdmissionPolicy and its binding, for one class kind.
+ * The binding selects every class as a param (`paramRef.selector: {}`), so the apiserver runs the validation
+ * once per existing class: another class of the same driver that is a default denies. matchConditions leave
+ * out what the rule allows outright (not a default; an UPDATE of a class that already was a default for the
+ * same driver); params are collected before matchConditions, so `parameterNotFoundAction` must be `Allow`.
+ */
+export function defaultClassPolicy(kind: ClassKind, options: PolicyOptions): Record<string, unknown>[] {
+  const { group, resource } = KINDS[kind];
+  const annotation = DEFAULT_CLASS_ANNOTATION[kind];
+  const name = `${options.namePrefix}one-default-${kind.toLowerCase()}-per-driver`;
+  const apiVersion = `admissionregistration.k8s.io/${options.apiVersion}`;
+  const policy = {
+    apiVersion,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      paramKind: { apiVersion: `${group}/${KINDS[kind].version(options)}`, kind },
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [group], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: [resource] }],
+      },
+      matchConditions: [
+        { name: 'object-is-default', expression: isDefault('object', annotation) },
+        {
+          name: 'not-already-default-for-same-driver',
+          expression: `request.operation != 'UPDATE' || !${isDefault('oldObject', annotation)} || oldObject.driver != object.driver`,
+        },
+      ],
+      validations: [
+        {
+          expression: `params.metadata.name == object.metadata.name || params.driver != object.driver || !${isDefault('params', annotation)}`,
+          messageExpression: `'${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ' + params.metadata.name + ' already exists for driver: ' + object.driver`,
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion,
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: { policyName: name, validationActions: ['Deny'], paramRef: { selector: {}, parameterNotFoundAction: 'Allow' } },
+  };
+  return [policy, binding];
+}
+
+/** Every policy and binding the options ask for, VolumeSnapshotClass first. */
+export function defaultClassPolicies(options: PolicyOptions): Record<string, unknown>[] {
+  const kinds: ClassKind[] = options.groupSnapshots
+    ? ['VolumeSnapshotClass', 'VolumeGroupSnapshotClass']
+    : ['VolumeSnapshotClass'];
+  return kinds.flatMap((kind) => defaultClassPolicy(kind, options));
+}
