@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['manifests', 'log'],
   ['classes'],
   ['rules'],
-  ['admission', 'policy'],
+  ['admission', 'policy', 'conversion'],
   ['config'],
   ['cluster'],
   ['certs'],

@@ -1,9 +1,9 @@
-import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { EmptyBodyError, NotJsonError, NotUtf8Error } from '../admission/errors.js';
+import { EmptyBodyError } from '../admission/errors.js';
 import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
 import { logDecision } from './decision-log.js';
+import { readJsonBody } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
 
 /** An AdmissionReview carries the object and the old object; the apiserver caps each near 3 MiB. */
@@ -27,17 +27,6 @@ declare module 'fastify' {
   }
 }
 
-/** Reads the body as UTF-8 JSON. Plain JSON.parse: `__proto__` in `parameters` is an ordinary own key. */
-function parseBody(body: Buffer): unknown {
-  if (body.length === 0) throw new EmptyBodyError();
-  if (!isUtf8(body)) throw new NotUtf8Error();
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown;
-  } catch (error) {
-    throw new NotJsonError((error as Error).message);
-  }
-}
-
 /**
  * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
  * accepts), reviewed, logged, counted and answered. The apiserver appends `?timeout=5s`; fastify routes
@@ -50,7 +39,7 @@ export function admissionRoutes(app: FastifyInstance, options: AdmissionRouteOpt
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     request.bodyReceivedAt = performance.now();
     try {
-      done(null, parseBody(body as Buffer));
+      done(null, readJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -2,6 +2,7 @@ import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
 import { admissionRoutes, BODY_LIMIT, type AdmissionRouteOptions } from './admission-route.js';
+import { conversionRoutes } from './conversion-route.js';
 import { asWebhookError, errorBody } from './error-body.js';
 import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 
@@ -92,6 +93,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     });
   }
   admissionRoutes(app, options);
+  conversionRoutes(app, options);
   if (metrics !== undefined) {
     app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
   }

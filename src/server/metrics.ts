@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReviewOutcome } from '../admission/review.js';
+import type { ConversionOutcome } from '../conversion/conversion-review.js';
+import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
 import type { ClassKind } from '../classes/class-view.js';
 
@@ -79,6 +81,18 @@ export class WebhookMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  private readonly conversions = new Counter({
+    name: `${PREFIX}conversions_total`,
+    help: 'Objects converted between group snapshot API versions, by kind, from and to version, and result.',
+    labelNames: ['kind', 'from', 'to', 'result'] as const,
+    registers: [this.registry],
+  });
+  private readonly conversionDuration = new Histogram({
+    name: `${PREFIX}conversion_duration_seconds`,
+    help: 'Time from the whole ConversionReview body to the answer, in seconds.',
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
+    registers: [this.registry],
+  });
   private readonly events = new Counter({
     name: `${PREFIX}denial_events_total`,
     help: 'Kubernetes Events for denied UPDATEs, by result (sent, failed, dropped: queue full, limited: rate limit).',
@@ -149,6 +163,17 @@ export class WebhookMetrics {
       const kind = finding.warning === true ? 'warning' : decision.allowed ? 'warned' : 'denied';
       this.findings.inc({ rule: finding.rule, effect: kind });
     }
+  }
+
+  observeConversion(outcome: ConversionOutcome, durationMs: number): void {
+    const version = (apiVersion: string): string => CONVERSION_VERSIONS.find((v) => apiVersion === `${GROUP}/${v}`) ?? OTHER;
+    const to = version(outcome.request.desiredAPIVersion);
+    const result = outcome.failure === undefined ? 'success' : 'failure';
+    outcome.kinds.forEach((kind, i) => {
+      const known = CONVERSION_KINDS.find((k) => k === kind) ?? OTHER;
+      this.conversions.inc({ kind: known, from: version(outcome.fromVersions[i] ?? ''), to, result });
+    });
+    this.conversionDuration.observe(durationMs / 1000);
   }
 
   eventResult(result: string): void {

@@ -1,0 +1,117 @@
+/**
+ * CRD conversion for the group snapshot API (groupsnapshot.storage.k8s.io v1beta1, v1beta2, v1). Only
+ * VolumeGroupSnapshotContent's status changed shape: v1beta1 lists `volumeSnapshotHandlePairList`
+ * ({volumeHandle, snapshotHandle}), v1beta2 and v1 list `volumeSnapshotInfoList` (also creationTime, readyToUse,
+ * restoreSize). Going down to v1beta1 keeps the full list in an annotation, so the way back loses nothing.
+ */
+export const GROUP = 'groupsnapshot.storage.k8s.io';
+export const CONVERSION_VERSIONS = ['v1beta1', 'v1beta2', 'v1'] as const;
+export const CONVERSION_KINDS = ['VolumeGroupSnapshot', 'VolumeGroupSnapshotContent', 'VolumeGroupSnapshotClass'] as const;
+export const INFO_LIST_ANNOTATION = 'groupsnapshot.storage.kubernetes.io/volume-snapshot-info-list';
+
+type Version = (typeof CONVERSION_VERSIONS)[number];
+type Json = Record<string, unknown>;
+export type Converted = { readonly ok: true; readonly object: Json } | { readonly ok: false; readonly message: string };
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const versionOf = (apiVersion: unknown): Version | undefined =>
+  typeof apiVersion === 'string' && apiVersion.startsWith(`${GROUP}/`)
+    ? CONVERSION_VERSIONS.find((v) => `${GROUP}/${v}` === apiVersion)
+    : undefined;
+
+/** `kind name` for messages, bounded. */
+export function describeObject(object: unknown): string {
+  const kind = isRecord(object) && typeof object.kind === 'string' ? object.kind.slice(0, 60) : 'object';
+  const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
+  const name = typeof metadata.name === 'string' ? metadata.name.slice(0, 253) : '(no name)';
+  return `${kind} ${name}`;
+}
+
+/** v1beta2 info list -> v1beta1 pair list, with the info list kept whole in the annotation. */
+function down(content: Json): Json {
+  const status = content.status;
+  if (!isRecord(status) || !('volumeSnapshotInfoList' in status)) return content;
+  const { volumeSnapshotInfoList: infoList, ...rest } = status;
+  // A null list is an absent one: nothing to keep.
+  if (!Array.isArray(infoList)) return { ...content, status: rest };
+  const pairs = infoList.filter(isRecord).map(({ volumeHandle, snapshotHandle }) => ({ volumeHandle, snapshotHandle }));
+  const metadata = isRecord(content.metadata) ? content.metadata : {};
+  const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
+  return {
+    ...content,
+    metadata: { ...metadata, annotations: { ...annotations, [INFO_LIST_ANNOTATION]: JSON.stringify(infoList) } },
+    status: { ...rest, volumeSnapshotHandlePairList: pairs },
+  };
+}
+
+/** The annotation's entries, or why they cannot be read. */
+function annotatedList(value: string): { entries?: Json[]; problem?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value, undefined);
+  } catch (error) {
+    return { problem: `annotation ${INFO_LIST_ANNOTATION} is not JSON: ${(error as Error).message.slice(0, 200)}` };
+  }
+  if (!Array.isArray(parsed) || !parsed.every(isRecord)) {
+    return { problem: `annotation ${INFO_LIST_ANNOTATION} is not a list of entries` };
+  }
+  return { entries: parsed };
+}
+
+function samePairs(entries: readonly Json[], pairs: unknown): boolean {
+  if (!Array.isArray(pairs) || pairs.length !== entries.length) return false;
+  return entries.every((e, i) => {
+    const pair: unknown = pairs[i];
+    return isRecord(pair) && pair.volumeHandle === e.volumeHandle && pair.snapshotHandle === e.snapshotHandle;
+  });
+}
+
+/** v1beta1 pair list -> v1beta2 info list: the annotation's full list when it matches the pairs, else the pairs. */
+function up(content: Json, reparse: (text: string) => unknown): Converted {
+  const metadata = isRecord(content.metadata) ? content.metadata : {};
+  const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
+  const annotation = annotations[INFO_LIST_ANNOTATION];
+  const status = isRecord(content.status) ? content.status : undefined;
+  let entries: unknown;
+  let withMetadata = content;
+  if (typeof annotation === 'string') {
+    const { problem } = annotatedList(annotation);
+    if (problem !== undefined) return { ok: false, message: problem };
+    const full = reparse(annotation) as Json[];
+    if (samePairs(full, status?.volumeSnapshotHandlePairList)) {
+      entries = full;
+      // The annotation was ours to add; an annotations map it leaves empty goes too.
+      const { [INFO_LIST_ANNOTATION]: _used, ...others } = annotations;
+      const { annotations: _all, ...bare } = metadata;
+      withMetadata = { ...content, metadata: Object.keys(others).length === 0 ? bare : { ...metadata, annotations: others } };
+    }
+  }
+  if (status === undefined || !('volumeSnapshotHandlePairList' in status)) return { ok: true, object: withMetadata };
+  const { volumeSnapshotHandlePairList: pairs, ...rest } = status;
+  entries ??= Array.isArray(pairs)
+    ? pairs.filter(isRecord).map(({ volumeHandle, snapshotHandle }) => ({ volumeHandle, snapshotHandle }))
+    : pairs;
+  return { ok: true, object: { ...withMetadata, status: { ...rest, volumeSnapshotInfoList: entries } } };
+}
+
+/**
+ * One object to `desiredAPIVersion`. `reparse` reads JSON text losslessly (the annotation holds int64s). Only
+ * apiVersion changes between v1beta2 and v1, and for the two kinds whose schema is the same in every version.
+ */
+export function convertObject(object: unknown, desiredAPIVersion: string, reparse: (text: string) => unknown): Converted {
+  const what = describeObject(object);
+  if (!isRecord(object)) return { ok: false, message: 'an object to convert is not a JSON object' };
+  const from = versionOf(object.apiVersion);
+  const to = versionOf(desiredAPIVersion);
+  if (from === undefined)
+    return { ok: false, message: `${what}: cannot convert from apiVersion ${String(object.apiVersion).slice(0, 100)}` };
+  if (to === undefined) return { ok: false, message: `${what}: cannot convert to apiVersion ${desiredAPIVersion.slice(0, 100)}` };
+  if (!CONVERSION_KINDS.some((k) => k === object.kind))
+    return { ok: false, message: `${what}: kind ${String(object.kind).slice(0, 60)} is not converted here` };
+  const retyped = { ...object, apiVersion: desiredAPIVersion };
+  if (object.kind !== 'VolumeGroupSnapshotContent' || (from === 'v1beta1') === (to === 'v1beta1'))
+    return { ok: true, object: retyped };
+  if (to === 'v1beta1') return { ok: true, object: down(retyped) };
+  const converted = up(retyped, reparse);
+  return converted.ok ? converted : { ok: false, message: `${what}: ${converted.message}` };
+}
