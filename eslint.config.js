@@ -7,6 +7,8 @@ export default tseslint.config(
     files: ['**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
+      // `const { dropped, ...kept } = object` is how a key is left out of a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'max-depth': ['error', 4],
       'max-lines': ['warn', { max: 300, skipBlankLines: true, skipComments: true }],

@@ -81,8 +81,8 @@ function up(content: Json, reparse: (text: string) => unknown): Converted {
     if (samePairs(full, status?.volumeSnapshotHandlePairList)) {
       entries = full;
       // The annotation was ours to add; an annotations map it leaves empty goes too.
-      const { [INFO_LIST_ANNOTATION]: _used, ...others } = annotations;
-      const { annotations: _all, ...bare } = metadata;
+      const { [INFO_LIST_ANNOTATION]: used, ...others } = annotations;
+      const { annotations: all, ...bare } = metadata;
       withMetadata = { ...content, metadata: Object.keys(others).length === 0 ? bare : { ...metadata, annotations: others } };
     }
   }
