@@ -65,6 +65,36 @@ async function get(version: string, name: string): Promise<{ text: string; objec
 const infoList = (text: string): string => /"volumeSnapshotInfoList":(\[[^\]]*\])/.exec(text)?.[1] ?? '(none)';
 const EXPECTED_INFO = `[{"creationTime":${NANOS},"readyToUse":true,"restoreSize":${SIZE},"snapshotHandle":"snap-1","volumeHandle":"vol-1"}]`;
 
+/** The first event of a watch of the contents at `version` (the object as it exists). */
+function firstWatchEvent(version: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const c = cluster as TestCluster;
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: c.port,
+        path: `${path(version)}?watch=true&resourceVersion=0&timeoutSeconds=5`,
+        ca: readFileSync(join(c.dir, 'ca.crt')),
+        cert: readFileSync(join(c.dir, 'admin.crt')),
+        key: readFileSync(join(c.dir, 'admin.key')),
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          if (text.includes('\n')) {
+            req.destroy();
+            resolve(text);
+          }
+        });
+        res.on('end', () => resolve(text));
+      },
+    );
+    req.on('error', (error) => (error.message.includes('socket hang up') ? undefined : reject(error)));
+    req.end();
+  });
+}
+
 t.before(async () => {
   const crds = findUpstreamCrds();
   if (crds.dir === undefined) throw new Error(crds.missing);
@@ -131,33 +161,8 @@ t.test('written at v1beta2, read, listed and watched at v1beta1 and v1, updated 
     'listed at v1beta1',
   );
   t.equal(infoList((await api('GET', path('v1'))).text), EXPECTED_INFO, 'listed at v1');
-  const watched = await new Promise<string>((resolve, reject) => {
-    const c = cluster as TestCluster;
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: c.port,
-        path: `${path('v1beta1')}?watch=true&resourceVersion=0&timeoutSeconds=5`,
-        ca: readFileSync(join(c.dir, 'ca.crt')),
-        cert: readFileSync(join(c.dir, 'admin.crt')),
-        key: readFileSync(join(c.dir, 'admin.key')),
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-          if (text.includes('\n')) {
-            req.destroy();
-            resolve(text);
-          }
-        });
-        res.on('end', () => resolve(text));
-      },
-    );
-    req.on('error', (error) => (error.message.includes('socket hang up') ? undefined : reject(error)));
-    req.end();
-  });
-  t.match(watched, /"type":"ADDED".*"volumeSnapshotHandlePairList"/, 'watched at v1beta1');
+  t.match(await firstWatchEvent('v1beta1'), /"type":"ADDED".*"volumeSnapshotHandlePairList"/, 'watched at v1beta1');
+  t.equal(infoList(await firstWatchEvent('v1')), EXPECTED_INFO, 'watched at v1, exact');
 
   // An UPDATE at v1beta1 (a label added by an older client) keeps the list through the annotation.
   const relabeled = { ...beta1.object, metadata: { ...(beta1.object.metadata as Json), labels: { tier: 'gold' } } };
