@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { reviewAdmission } from '../src/admission/review.js';
 import { parsePolicyOptions, POLICY_FLAGS, policyYaml } from '../src/cli/policy-command.js';
@@ -91,6 +91,47 @@ function paramsFor(set: string): string {
   );
 }
 
+/**
+ * Why a fixture is not the apiserver's to decide: a version the current CRDs do not serve, a cache that cannot
+ * answer (the policy's cache is the apiserver's own informer), a request without an object.
+ */
+function notComparedBecause(fixture: Fixture, served: boolean): string | undefined {
+  if (!served) return 'a version the current CRDs do not serve';
+  if (fixture.classes === 'unavailable')
+    return "the webhook's cache cannot answer (503); the policy's cache is the apiserver's own informer";
+  return fixture.review.request.object === undefined ? 'no object to check' : undefined;
+}
+
+interface VapAnswer {
+  name: string;
+  allowed: boolean;
+  message: string;
+  error?: string;
+}
+
+/** One fixture: the policy's answer against the webhook's default-class finding. */
+function compare(t: Test, name: string, fixture: Fixture, set: string, answer: VapAnswer | undefined): void {
+  // The webhook's default-class finding is what the policy must reproduce: its other rules (the group class
+  // settings' immutability from v1beta2 on) are the CRDs' CEL, which runs before any policy.
+  const outcome = reviewAdmission(fixture.review, reviewDeps(set));
+  const rival = outcome.evaluation.findings.find((f) => f.rule === 'default-class-unique');
+  if (rival === undefined) {
+    t.same([answer?.allowed, answer?.error], [true, undefined], `${name}: allowed by both`);
+  } else if (set === 'double-default') {
+    // Two defaults exist: the apiserver evaluates each param and reports one failing one, in no fixed order.
+    t.match(
+      answer?.message ?? '',
+      /denied request: default snapshot class: fast-[ab] already exists for driver: ebs\.csi\.aws\.com$/,
+      `${name}: denied by both (either existing default is named)`,
+    );
+  } else {
+    t.ok(
+      answer?.allowed === false && answer.message.endsWith(`denied request: ${rival.message}`),
+      `${name}: denied by both, with the same message: ${answer?.message}`,
+    );
+  }
+}
+
 t.test('the policy decides every default-class fixture as the webhook does, by the apiserver’s own code', async (t) => {
   const tool = findTool('vap-check');
   const crds = findUpstreamCrds();
@@ -116,15 +157,7 @@ t.test('the policy decides every default-class fixture as the webhook does, by t
   for (const entry of classFixtures()) {
     const { request } = entry.fixture.review;
     const where = `${request.resource.resource}/${request.resource.version}`;
-    // Not the apiserver's to ask: a version the current CRDs do not serve, a cache that cannot answer (the
-    // apiserver's own informer is the policy's cache), a request without an object.
-    const reason = !served.has(where)
-      ? 'a version the current CRDs do not serve'
-      : entry.fixture.classes === 'unavailable'
-        ? "the webhook's cache cannot answer (503); the policy's cache is the apiserver's own informer"
-        : request.object === undefined
-          ? 'no object to check'
-          : undefined;
+    const reason = notComparedBecause(entry.fixture, served.has(where));
     if (reason !== undefined) {
       t.comment(`not compared: ${entry.name}: ${reason}`);
       continue;
@@ -155,28 +188,15 @@ t.test('the policy decides every default-class fixture as the webhook does, by t
     const answers = output
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { name: string; allowed: boolean; message: string; error?: string });
+      .map((line) => JSON.parse(line) as VapAnswer);
     for (const { name, fixture } of entries) {
-      const answer = answers.find((a) => a.name === name);
-      // The webhook's default-class finding is what the policy must reproduce: its other rules (the group
-      // class settings' immutability from v1beta2 on) are the CRDs' CEL, which runs before any policy.
-      const outcome = reviewAdmission(fixture.review, reviewDeps(set));
-      const rival = outcome.evaluation.findings.find((f) => f.rule === 'default-class-unique');
-      if (rival === undefined) {
-        t.same([answer?.allowed, answer?.error], [true, undefined], `${name}: allowed by both`);
-      } else if (set === 'double-default') {
-        // Two defaults exist: the apiserver evaluates each param and reports one failing one, in no fixed order.
-        t.match(
-          answer?.message ?? '',
-          /denied request: default snapshot class: fast-[ab] already exists for driver: ebs\.csi\.aws\.com$/,
-          `${name}: denied by both (either existing default is named)`,
-        );
-      } else {
-        t.ok(
-          answer?.allowed === false && answer.message.endsWith(`denied request: ${rival.message}`),
-          `${name}: denied by both, with the same message: ${answer?.message}`,
-        );
-      }
+      compare(
+        t,
+        name,
+        fixture,
+        set,
+        answers.find((a) => a.name === name),
+      );
       compared += 1;
     }
   }
