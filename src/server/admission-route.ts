@@ -3,7 +3,7 @@ import { EmptyBodyError } from '../admission/errors.js';
 import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
 import { logDecision } from './decision-log.js';
-import { readJsonBody } from './json-body.js';
+import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
 
 /** An AdmissionReview carries the object and the old object; the apiserver caps each near 3 MiB. */
@@ -36,14 +36,7 @@ export function admissionRoutes(app: FastifyInstance, options: AdmissionRouteOpt
   const { review, logger, metrics, onDecision } = options;
   app.decorateRequest('bodyReceivedAt', 0);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    request.bodyReceivedAt = performance.now();
-    try {
-      done(null, readJsonBody(body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser());
   for (const url of ADMISSION_PATHS) {
     app.post(url, {
       // In flight from the headers to the answer, or to the client going away: 'close' comes once either way.

@@ -81,10 +81,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
       logger.debug({ code: error.code, url: request.url.slice(0, 100), message: error.message }, 'rejected a malformed request');
     return reply.code(statusCode).send(errorBody(error, statusCode));
   });
-  app.setNotFoundHandler((request, reply) => {
-    const error = new NotFoundError(request.method, request.url.slice(0, 100));
-    metrics?.malformedRequest(error.code);
-    return reply.code(404).send(errorBody(error, 404));
+  // An unknown path is answered by the same handler, as the coded 404.
+  app.setNotFoundHandler(async (request) => {
+    throw new NotFoundError(request.method, request.url.slice(0, 100));
   });
   if (closing !== undefined) {
     app.addHook('onSend', (_request, reply, payload, done) => {

@@ -3,7 +3,7 @@ import { EmptyBodyError } from '../admission/errors.js';
 import { reviewConversion } from '../conversion/conversion-review.js';
 import { parseLossless } from '../conversion/lossless-json.js';
 import type { Logger } from '../log/logger.js';
-import { readJsonBody } from './json-body.js';
+import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
 
 export interface ConversionRouteOptions {
@@ -20,14 +20,7 @@ export function conversionRoutes(app: FastifyInstance, options: ConversionRouteO
   const { logger, metrics } = options;
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      request.bodyReceivedAt = performance.now();
-      try {
-        done(null, readJsonBody(body as Buffer, parseLossless));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    });
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseLossless));
     scope.post('/convert', async (request) => {
       if (request.body === undefined) throw new EmptyBodyError();
       const outcome = reviewConversion(request.body, parseLossless);

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import type { FastifyRequest } from 'fastify';
 import { EmptyBodyError, NotJsonError, NotUtf8Error } from '../admission/errors.js';
 
 /**
@@ -13,4 +14,19 @@ export function readJsonBody(body: Buffer, parse: (text: string) => unknown = JS
   } catch (error) {
     throw new NotJsonError((error as Error).message);
   }
+}
+
+/**
+ * A fastify content-type parser (`parseAs: 'buffer'`) for `application/json` bodies read by `parse`; it notes
+ * when the whole body had arrived, where a review's duration starts.
+ */
+export function jsonBodyParser(parse: (text: string) => unknown = JSON.parse) {
+  return (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, parsed?: unknown) => void): void => {
+    request.bodyReceivedAt = performance.now();
+    try {
+      done(null, readJsonBody(body as Buffer, parse));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  };
 }
