@@ -18,6 +18,11 @@ export const UnsupportedMediaTypeError = createError(
   415,
 );
 export const BodyTooLargeError = createError('SW_BODY_TOO_LARGE', 'request body is larger than %s bytes', 413);
+export const TooComplexError = createError(
+  'SW_TOO_COMPLEX',
+  'request body has more than %s JSON objects and arrays; an AdmissionReview of a snapshot object has a few hundred',
+  413,
+);
 export const NotFoundError = createError(
   'SW_NOT_FOUND',
   'no route %s %s; admission paths are POST /validate, /volumesnapshot, /volumegroupsnapshot',
