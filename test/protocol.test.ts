@@ -101,3 +101,55 @@ t.test('while shutting down every answer says Connection: close, admission and p
     ],
   );
 });
+
+t.test('answers and log lines echo at most 256 characters of any value the request controls', async (t) => {
+  const log = memoryLog();
+  const small = buildApp({
+    review: reviewDeps(),
+    logger: createLogger('info', log.stream),
+    readiness: { notReadyReasons: () => [] },
+  });
+  t.teardown(() => small.close());
+  const huge = 'x'.repeat(1_500_000);
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'long-values',
+      kind: { group: 'snapshot.storage.k8s.io', version: 'v1', kind: 'VolumeSnapshot' },
+      resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshots' },
+      operation: 'CREATE',
+      name: huge,
+      namespace: 'team-a',
+      userInfo: { username: huge },
+      object: {
+        metadata: { name: 'snap', namespace: 'team-a' },
+        spec: { source: { persistentVolumeClaimName: huge, volumeSnapshotContentName: huge } },
+      },
+    },
+  };
+  const answer = await small.inject({
+    method: 'POST',
+    url: '/validate',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(review),
+  });
+  t.equal(answer.statusCode, 200);
+  t.ok(answer.body.length < 2_000, `the answer is ${answer.body.length} bytes`);
+  t.match(
+    JSON.parse(answer.body).response.status.message,
+    /^only one of Spec\.Source\.PersistentVolumeClaimName = x{256}\.\.\.\(1500000 characters\) and /,
+  );
+  const line = JSON.stringify(log.lines.at(-1));
+  t.ok(line.length < 3_000, `the decision line is ${line.length} bytes`);
+  const longUid = await small.inject({
+    method: 'POST',
+    url: '/validate',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ ...review, request: { ...review.request, uid: 'u'.repeat(300) } }),
+  });
+  t.same(
+    [longUid.statusCode, JSON.parse(longUid.body).message],
+    [400, 'malformed AdmissionReview: /request/uid must NOT have more than 256 characters'],
+  );
+});

@@ -3,6 +3,7 @@ import { annotationValue, isDefaultClass } from '../classes/default-annotation.j
 import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
+import { shown } from './values.js';
 
 /** How a denial by the default-class rule begins (upstream's wording), per class kind. */
 export const DEFAULT_CLASS_MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
@@ -40,20 +41,24 @@ export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
     if (!defaults.ok) {
       return deny(
         'class-cache-unavailable',
-        `cannot check whether another default ${kind} exists for driver ${driver}: ${defaults.reason}; retry shortly`,
+        `cannot check whether another default ${kind} exists for driver ${shown(driver)}: ${defaults.reason}; retry shortly`,
         { code: 503 },
       );
     }
     const other = defaults.names.find((n) => n !== name);
     if (other === undefined) return undefined;
-    return deny('default-class-unique', `${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${driver}`, {
-      conflictsWith: other,
-    });
+    return deny(
+      'default-class-unique',
+      `${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${shown(driver)}`,
+      {
+        conflictsWith: other,
+      },
+    );
   };
 }
 
 function existingDoubleDefault(kind: ClassKind, driver: string, name: string, names: readonly string[]): Finding | undefined {
   const others = names.filter((n) => n !== name);
   if (others.length === 0) return undefined;
-  return warn('existing-double-default', `driver ${driver} has ${others.length + 1} default ${kind}es; keep only one`);
+  return warn('existing-double-default', `driver ${shown(driver)} has ${others.length + 1} default ${kind}es; keep only one`);
 }

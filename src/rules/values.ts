@@ -27,12 +27,23 @@ export function own(record: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-/** Renders a value for a message the way a user wrote it: strings bare, structures as compact JSON. */
+/**
+ * The longest text a message or log line echoes from a request. Kubernetes names are at most 253 characters, so
+ * real names are shown whole; a longer value is cut, with its length, so that an answer stays small.
+ */
+export const SHOWN_MAX = 256;
+
+/** A request-controlled text as a message shows it: whole up to SHOWN_MAX characters, else cut with its length. */
+export function shown(text: string): string {
+  return text.length <= SHOWN_MAX ? text : `${text.slice(0, SHOWN_MAX)}...(${text.length} characters)`;
+}
+
+/** Renders a value for a message the way a user wrote it: strings bare, structures as compact JSON, bounded. */
 export function render(value: unknown): string {
   if (!isSet(value)) return '<unset>';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return shown(value);
   try {
-    return JSON.stringify(value);
+    return shown(JSON.stringify(value));
   } catch {
     // Only a structure too deep for the stack gets here; the message must still be produced.
     return '<value too deep to show>';

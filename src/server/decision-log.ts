@@ -1,6 +1,7 @@
 import type { ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
 import { redactForLog } from '../log/redact.js';
+import { shown } from '../rules/values.js';
 
 function message(outcome: ReviewOutcome): string {
   const { decision } = outcome;
@@ -19,12 +20,12 @@ export function logDecision(logger: Logger, outcome: ReviewOutcome, durationMs: 
   logger.info(
     {
       uid: request.uid,
-      kind: evaluation.route?.kind ?? request.kind.kind,
-      resource: `${resource}.${version}.${group}`,
-      namespace: request.namespace,
-      name: request.name,
-      operation: request.operation,
-      user: request.userInfo?.username,
+      kind: evaluation.route?.kind ?? shown(request.kind.kind),
+      resource: shown(`${resource}.${version}.${group}`),
+      namespace: request.namespace === undefined ? undefined : shown(request.namespace),
+      name: request.name === undefined ? undefined : shown(request.name),
+      operation: shown(request.operation),
+      user: request.userInfo?.username === undefined ? undefined : shown(request.userInfo.username),
       dryRun: request.dryRun === true ? true : undefined,
       allowed: decision.allowed,
       rule: decision.denial?.rule,
