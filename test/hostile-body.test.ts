@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
-import { devCertPaths, ensureDevCerts } from '../src/certs/dev-certs.js';
+import { startBuiltServer } from './helpers/built-server.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { httpsRequest } from './helpers/https.js';
 
@@ -32,31 +29,9 @@ const hostile = (extra: string): string =>
   }).replace('"EXTRA"', extra);
 
 t.test('bodies within the size limit cannot exhaust the shipped heap; the server keeps answering', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sw-hostile-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  await ensureDevCerts(dir);
-  const paths = devCertPaths(dir);
-  const ca = readFileSync(paths.caFile);
-  const child = spawn(
-    process.execPath,
-    [
-      'dist/bundle/main.js',
-      'serve',
-      `--tls-cert-file=${paths.certFile}`,
-      `--tls-private-key-file=${paths.keyFile}`,
-      '--port=0',
-    ].concat(['--bind-address=127.0.0.1', '--classes-from=test/fixtures/classes', '--shutdown-delay=0']),
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', NODE_OPTIONS: deploymentNodeOptions() } },
-  );
-  t.teardown(() => void (child.exitCode === null && child.kill('SIGKILL')));
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /"port":(\d+),"classes"/.exec(output);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', () => reject(new Error(`server exited: ${output.slice(-2000)}`)));
+  const { child, port, ca } = await startBuiltServer(t, {
+    args: ['--shutdown-delay=0'],
+    env: { NODE_OPTIONS: deploymentNodeOptions() },
   });
   const post = (body: string) => httpsRequest(port, { path: '/validate', body, ca });
   const objects = await post(hostile(`[${Array(1_400_000).fill('{}').join(',')}]`));

@@ -1,44 +1,12 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { devCertPaths, ensureDevCerts } from '../src/certs/dev-certs.js';
+import { startBuiltServer } from './helpers/built-server.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { httpsRequest } from './helpers/https.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sw-shutdown-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-
 t.test('SIGTERM: not ready at once, keeps serving through the delay, no accepted request fails, exit 0', async (t) => {
-  await ensureDevCerts(dir);
-  const paths = devCertPaths(dir);
-  const ca = readFileSync(paths.caFile);
-  const child = spawn(
-    process.execPath,
-    [
-      'dist/bundle/main.js',
-      'serve',
-      `--tls-cert-file=${paths.certFile}`,
-      `--tls-private-key-file=${paths.keyFile}`,
-      '--port=0',
-      '--bind-address=127.0.0.1',
-      '--classes-from=test/fixtures/classes',
-      '--shutdown-delay=1',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
-  );
-  t.teardown(() => void child.kill('SIGKILL'));
-  let output = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /"port":(\d+),"classes"/.exec(output);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', () => reject(new Error(`server exited: ${output}`)));
-  });
+  const { child, port, ca, output } = await startBuiltServer(t, { args: ['--shutdown-delay=1'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const body = readFileSync(`${FIXTURES}samples/second-default-class.json`, 'utf8');
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -98,5 +66,5 @@ t.test('SIGTERM: not ready at once, keeps serving through the delay, no accepted
   t.ok(Date.now() - sigtermAt < 5000, 'well within the grace period');
   t.same(outcomes.failed, [], `no accepted request failed (${outcomes.ok} answered)`);
   t.ok(outcomes.ok > 20, 'requests were answered while draining');
-  t.match(output, '"msg":"stopped"');
+  t.match(output(), '"msg":"stopped"');
 });
