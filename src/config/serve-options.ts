@@ -4,8 +4,6 @@ import { flagBool, flagList, flagNumber, flagString, parseFlags, UsageError, typ
 
 import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
 
-export { LOG_LEVELS, type LogLevel };
-
 /** Rules an operator may put in warn-only mode (the cache rule always denies: never guess). */
 const SOFTENABLE_RULES = RULE_IDS.filter((r) => r !== 'class-cache-unavailable');
 

@@ -1,5 +1,5 @@
 import { MalformedReviewError } from '../admission/errors.js';
-import { convertObject } from './convert-object.js';
+import { convertObject, isRecord } from './convert-object.js';
 
 /** The ConversionReview versions the apiserver may send; the answer has the request's. */
 export const CONVERSION_REVIEW_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
@@ -18,9 +18,6 @@ export interface ConversionOutcome {
   readonly failure: string | undefined;
   readonly body: Record<string, unknown>;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Checks the envelope; throws the coded 400 error with what is wrong. */
 function readRequest(body: unknown): { apiVersion: string; request: ConversionRequest } {

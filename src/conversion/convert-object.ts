@@ -13,7 +13,7 @@ type Version = (typeof CONVERSION_VERSIONS)[number];
 type Json = Record<string, unknown>;
 export type Converted = { readonly ok: true; readonly object: Json } | { readonly ok: false; readonly message: string };
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const versionOf = (apiVersion: unknown): Version | undefined =>
   typeof apiVersion === 'string' && apiVersion.startsWith(`${GROUP}/`)
     ? CONVERSION_VERSIONS.find((v) => `${GROUP}/${v}` === apiVersion)
@@ -27,6 +27,10 @@ export function describeObject(object: unknown): string {
   return `${kind} ${name}`;
 }
 
+/** The v1beta1 pairs of a list of entries: each entry's volumeHandle and snapshotHandle. */
+const pairsOf = (entries: readonly unknown[]): Json[] =>
+  entries.filter(isRecord).map(({ volumeHandle, snapshotHandle }) => ({ volumeHandle, snapshotHandle }));
+
 /** v1beta2 info list -> v1beta1 pair list, with the info list kept whole in the annotation. */
 function down(content: Json): Json {
   const status = content.status;
@@ -34,21 +38,20 @@ function down(content: Json): Json {
   const { volumeSnapshotInfoList: infoList, ...rest } = status;
   // A null list is an absent one: nothing to keep.
   if (!Array.isArray(infoList)) return { ...content, status: rest };
-  const pairs = infoList.filter(isRecord).map(({ volumeHandle, snapshotHandle }) => ({ volumeHandle, snapshotHandle }));
   const metadata = isRecord(content.metadata) ? content.metadata : {};
   const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
   return {
     ...content,
     metadata: { ...metadata, annotations: { ...annotations, [INFO_LIST_ANNOTATION]: JSON.stringify(infoList) } },
-    status: { ...rest, volumeSnapshotHandlePairList: pairs },
+    status: { ...rest, volumeSnapshotHandlePairList: pairsOf(infoList) },
   };
 }
 
-/** The annotation's entries, or why they cannot be read. */
-function annotatedList(value: string): { entries?: Json[]; problem?: string } {
+/** The annotation's entries, read by `reparse` (losslessly), or why they cannot be read. */
+function annotatedList(value: string, reparse: (text: string) => unknown): { entries?: Json[]; problem?: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(value, undefined);
+    parsed = reparse(value);
   } catch (error) {
     return { problem: `annotation ${INFO_LIST_ANNOTATION} is not JSON: ${(error as Error).message.slice(0, 200)}` };
   }
@@ -75,9 +78,8 @@ function up(content: Json, reparse: (text: string) => unknown): Converted {
   let entries: unknown;
   let withMetadata = content;
   if (typeof annotation === 'string') {
-    const { problem } = annotatedList(annotation);
-    if (problem !== undefined) return { ok: false, message: problem };
-    const full = reparse(annotation) as Json[];
+    const { entries: full, problem } = annotatedList(annotation, reparse);
+    if (full === undefined) return { ok: false, message: problem ?? 'unreadable annotation' };
     if (samePairs(full, status?.volumeSnapshotHandlePairList)) {
       entries = full;
       // The annotation was ours to add; an annotations map it leaves empty goes too.
@@ -88,9 +90,7 @@ function up(content: Json, reparse: (text: string) => unknown): Converted {
   }
   if (status === undefined || !('volumeSnapshotHandlePairList' in status)) return { ok: true, object: withMetadata };
   const { volumeSnapshotHandlePairList: pairs, ...rest } = status;
-  entries ??= Array.isArray(pairs)
-    ? pairs.filter(isRecord).map(({ volumeHandle, snapshotHandle }) => ({ volumeHandle, snapshotHandle }))
-    : pairs;
+  entries ??= Array.isArray(pairs) ? pairsOf(pairs) : pairs;
   return { ok: true, object: { ...withMetadata, status: { ...rest, volumeSnapshotInfoList: entries } } };
 }
 

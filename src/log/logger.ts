@@ -3,8 +3,6 @@ import type { LogLevel } from './levels.js';
 
 export type { Logger };
 
-export { LOG_LEVELS, type LogLevel } from './levels.js';
-
 /**
  * What pino's asynchronous stdout destination (sonic-boom) may hold: lines are gathered into writes of at
  * least 4 KiB and written at least every 250 ms; when stdout is not read, at most 4 MiB waits, and lines past
