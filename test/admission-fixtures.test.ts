@@ -17,7 +17,7 @@ t.ok(files.length > 250, 'the fixture set covers every kind and version');
 for (const file of files) {
   const fixture = readJson<AdmissionFixture>(file);
   t.test(fixtureName(file), async (t) => {
-    const outcome = reviewAdmission(fixture.review, {
+    const outcome = await reviewAdmission(fixture.review, {
       classes: classSet(fixture.classes),
       options: { preventVolumeModeConversion: fixture.options?.preventVolumeModeConversion ?? true },
       modes: { mode: 'enforce', warnRules: new Set() },

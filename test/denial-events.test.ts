@@ -8,7 +8,7 @@ import { FIXTURES, readJson } from './helpers/fixtures.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- fixtures are edited freely here
 type Review = Record<string, any>;
 
-function outcomeOf(fixture: string, change: (review: Review) => void = () => undefined): ReviewOutcome {
+function outcomeOf(fixture: string, change: (review: Review) => void = () => undefined): Promise<ReviewOutcome> {
   const review = readJson<{ review: Review }>(`${FIXTURES}admission/${fixture}.json`).review;
   change(review);
   return reviewAdmission(review, reviewDeps());
@@ -31,7 +31,7 @@ function recorder(limits = { queueMax: 10, perObjectMs: 60_000 }, fail = false) 
 
 t.test('a denied UPDATE records a Warning event on the object', async (t) => {
   const { events, sent, results } = recorder();
-  events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed'));
+  events.record(await outcomeOf('volumesnapshots/v1/update-pvc-changed'));
   await events.drain();
   t.equal(sent.length, 1);
   t.match(sent[0], {
@@ -47,7 +47,7 @@ t.test('a denied UPDATE records a Warning event on the object', async (t) => {
 
 t.test('cluster-scoped objects get their events in default', async (t) => {
   const { events, sent } = recorder();
-  events.record(outcomeOf('volumesnapshotcontents/v1/update-volume-handle-changed'));
+  events.record(await outcomeOf('volumesnapshotcontents/v1/update-volume-handle-changed'));
   await events.drain();
   t.equal(sent[0]?.metadata.namespace, 'default');
   t.equal(sent[0]?.involvedObject.namespace, undefined);
@@ -55,9 +55,9 @@ t.test('cluster-scoped objects get their events in default', async (t) => {
 
 t.test('no event for a CREATE, an allowed UPDATE or a dry run', async (t) => {
   const { events, sent } = recorder();
-  events.record(outcomeOf('volumesnapshots/v1/create-both-sources'));
-  events.record(outcomeOf('volumesnapshots/v1/update-unchanged'));
-  events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed', (r) => (r.request.dryRun = true)));
+  events.record(await outcomeOf('volumesnapshots/v1/create-both-sources'));
+  events.record(await outcomeOf('volumesnapshots/v1/update-unchanged'));
+  events.record(await outcomeOf('volumesnapshots/v1/update-pvc-changed', (r) => (r.request.dryRun = true)));
   await events.drain();
   t.equal(sent.length, 0);
   t.equal(events.pending(), 0);
@@ -65,25 +65,30 @@ t.test('no event for a CREATE, an allowed UPDATE or a dry run', async (t) => {
 
 t.test('rate-limited per object and message; bounded queue; failures only logged', async (t) => {
   const limited = recorder({ queueMax: 10, perObjectMs: 60_000 });
-  for (let i = 0; i < 5; i++) limited.events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed'));
+  const denied = await outcomeOf('volumesnapshots/v1/update-pvc-changed');
+  for (let i = 0; i < 5; i++) limited.events.record(denied);
   await limited.events.drain();
   t.equal(limited.sent.length, 1, 'one event for five identical denials');
   t.same(limited.results, ['limited', 'limited', 'limited', 'limited', 'sent']);
   limited.advance(60_000);
-  limited.events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed'));
+  limited.events.record(await outcomeOf('volumesnapshots/v1/update-pvc-changed'));
   await limited.events.drain();
   t.equal(limited.sent.length, 2, 'again after the window');
 
   const full = recorder({ queueMax: 2, perObjectMs: 0 });
   // The first is taken off the queue at once; two more fill it; the fourth is dropped.
-  for (let i = 0; i < 4; i++)
-    full.events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed', (r) => (r.request.object.metadata.name = `s${i}`)));
+  const four = await Promise.all(
+    [0, 1, 2, 3].map((i) =>
+      outcomeOf('volumesnapshots/v1/update-pvc-changed', (r) => (r.request.object.metadata.name = `s${i}`)),
+    ),
+  );
+  for (const outcome of four) full.events.record(outcome);
   await full.events.drain();
   t.equal(full.sent.length, 3);
   t.ok(full.results.includes('dropped'));
 
   const failing = recorder(undefined, true);
-  failing.events.record(outcomeOf('volumesnapshots/v1/update-pvc-changed'));
+  failing.events.record(await outcomeOf('volumesnapshots/v1/update-pvc-changed'));
   await failing.events.drain();
   t.same(failing.results, ['failed']);
   t.match(failing.log.lines.at(-1), { msg: 'could not record a denial event', err: 'forbidden' });

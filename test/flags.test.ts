@@ -103,4 +103,7 @@ t.test('the README documents every serve flag and its environment variable', asy
     t.ok(row, `--${flag.name} has a row`);
     if (flag.env !== undefined) t.match(row, `\`${flag.env}\``, `${flag.env} documented`);
   }
+  const names = new Set(SERVE_FLAGS.map((f) => f.name));
+  for (const [, name] of readme.matchAll(/^\|\s*`--([a-z-]+)`\s*\|/gm))
+    t.ok(names.has(name as string), `the README's --${name} is a serve flag`);
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { runCerts } from '../src/certs/certs-command.js';
+import { CLAIM_LEASE_NAMES } from '../src/classes/default-claims.js';
 import { allRoutes } from '../src/rules/table.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML is read freely here
@@ -105,6 +106,25 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       'least privilege: read the class kinds, write events',
     );
 
+    // The default-class claims: the Leases the server names, in the pod's own namespace, and nothing more.
+    const claims = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'snapshot-webhook-default-claims') as Doc;
+    t.equal(claims.metadata.namespace, deployment.metadata.namespace, 'the Role is in the webhook namespace');
+    t.same(
+      claims.rules.map((r: Doc) => [r.apiGroups, r.resources, r.resourceNames ?? [], r.verbs]),
+      [
+        [['coordination.k8s.io'], ['leases'], [], ['create']],
+        [['coordination.k8s.io'], ['leases'], Object.values(CLAIM_LEASE_NAMES), ['get', 'update']],
+      ],
+      'leases only: create, and get/update of the two claim Leases',
+    );
+    const binding = docs.find((d) => d.kind === 'RoleBinding' && d.roleRef.name === claims.metadata.name) as Doc;
+    t.same(binding.subjects, [
+      { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: deployment.metadata.namespace },
+    ]);
+    const env = Object.fromEntries(container.env.map((e: Doc) => [e.name, e.valueFrom?.fieldRef?.fieldPath ?? e.value]));
+    t.equal(env.POD_NAMESPACE, 'metadata.namespace', 'serve --namespace comes from the downward API');
+    t.equal(env.POD_NAME, 'metadata.name', 'the Lease holder is the pod');
+
     const dnsName = `${service.metadata.name}.${service.metadata.namespace}.svc`;
     if (overlay === 'overlays/cert-manager') {
       const serving = docs.find((d) => d.kind === 'Certificate' && d.metadata.name === 'snapshot-webhook-serving') as Doc;
@@ -116,6 +136,11 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       );
     }
     if (overlay === 'overlays/openshift') {
+      const monitor = one(docs, 'ServiceMonitor');
+      t.same(monitor.spec.selector.matchLabels, { 'app.kubernetes.io/name': service.metadata.labels['app.kubernetes.io/name'] });
+      t.equal(monitor.spec.endpoints[0].port, service.spec.ports[0].name, 'the monitor scrapes the Service port');
+      t.equal(monitor.spec.endpoints[0].tlsConfig.serverName, dnsName);
+      t.equal(one(docs, 'PrometheusRule').metadata.namespace, service.metadata.namespace);
       t.equal(service.metadata.annotations['service.beta.openshift.io/serving-cert-secret-name'], secret);
       t.equal(hooks.metadata.annotations['service.beta.openshift.io/inject-cabundle'], 'true');
       t.equal(pod.securityContext.runAsUser, undefined, 'the SCC assigns the user');
@@ -131,6 +156,17 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
     }
   });
 }
+
+t.test('the shipped PrometheusRule is the alert rules of docs/metrics.md', async (t) => {
+  const rule = one(render('components/monitoring'), 'PrometheusRule');
+  const doc = readFileSync('docs/metrics.md', 'utf8');
+  const block = /## Alert rules[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
+  t.same(parseAllDocuments(block)[0]?.toJS(), { groups: rule.spec.groups });
+  t.ok(
+    rule.spec.groups[0].rules.some((r: Doc) => r.expr.includes('snapshot_webhook_default_classes')),
+    'an alert for more than one default per driver',
+  );
+});
 
 t.test('the certs tool keeps its CA, and a rotation keeps the old CA in the bundle', async (t) => {
   const out = join(tmp, 'rotate');

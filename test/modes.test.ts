@@ -9,7 +9,7 @@ const review = (name: string): unknown => readJson<{ review: unknown }>(`${FIXTU
 
 t.test('warn mode lets a denial through as a warning', async (t) => {
   const deps = reviewDeps('cluster', { modes: { mode: 'warn', warnRules: new Set() } });
-  const outcome = reviewAdmission(review('volumesnapshotclasses/v1/create-second-default'), deps);
+  const outcome = await reviewAdmission(review('volumesnapshotclasses/v1/create-second-default'), deps);
   t.same(outcome.body.response, {
     uid: 'volumesnapshotclasses-v1-create-second-default',
     allowed: true,
@@ -20,16 +20,16 @@ t.test('warn mode lets a denial through as a warning', async (t) => {
 
 t.test('per-rule warn: only the named rule is softened', async (t) => {
   const deps = reviewDeps('cluster', { modes: { mode: 'enforce', warnRules: new Set(['field-not-empty'] as const) } });
-  const soft = reviewAdmission(review('volumesnapshots/v1/create-empty-class-name'), deps);
+  const soft = await reviewAdmission(review('volumesnapshots/v1/create-empty-class-name'), deps);
   t.equal(soft.body.response.allowed, true);
   t.same(soft.body.response.warnings, ['would be denied: Spec.VolumeSnapshotClassName must not be the empty string']);
-  const hard = reviewAdmission(review('volumesnapshots/v1/create-both-sources'), deps);
+  const hard = await reviewAdmission(review('volumesnapshots/v1/create-both-sources'), deps);
   t.equal(hard.body.response.allowed, false, 'other rules still deny');
 });
 
 t.test('a cache that cannot answer denies even in warn mode', async (t) => {
   const deps = reviewDeps('unavailable', { modes: { mode: 'warn', warnRules: new Set() } });
-  const outcome = reviewAdmission(review('volumesnapshotclasses/v1/create-default-cache-unavailable'), deps);
+  const outcome = await reviewAdmission(review('volumesnapshotclasses/v1/create-default-cache-unavailable'), deps);
   t.equal(outcome.body.response.allowed, false);
   t.equal(outcome.body.response.status?.code, 503);
 });
@@ -49,16 +49,20 @@ t.test('an admitted default is counted before the watch shows it; not for a dry 
   };
   const dry = structuredClone(fresh);
   dry.request.dryRun = true;
-  t.equal(reviewAdmission(dry, deps).body.response.allowed, true);
-  t.equal(reviewAdmission(fresh, deps).body.response.allowed, true, 'the first default is admitted');
+  t.equal((await reviewAdmission(dry, deps)).body.response.allowed, true);
+  t.equal((await reviewAdmission(fresh, deps)).body.response.allowed, true, 'the first default is admitted');
   const second = structuredClone(fresh);
   second.request.object.metadata.name = 'another-default';
   t.equal(
-    reviewAdmission(second, deps).body.response.status?.message,
+    (await reviewAdmission(second, deps)).body.response.status?.message,
     'default snapshot class: new-default already exists for driver: new.csi.example.com',
     'a second one a moment later is denied, naming the first',
   );
-  t.equal(reviewAdmission(fresh, deps).body.response.allowed, true, 'the same object again (a retry) is not its own rival');
+  t.equal(
+    (await reviewAdmission(fresh, deps)).body.response.allowed,
+    true,
+    'the same object again (a retry) is not its own rival',
+  );
 });
 
 t.test('an unexpected error inside a rule is a denial, not a crash', async (t) => {
@@ -70,7 +74,7 @@ t.test('an unexpected error inside a rule is a denial, not a crash', async (t) =
       exists: () => true,
     },
   });
-  const outcome = reviewAdmission(review('volumesnapshotclasses/v1/create-default-new-driver'), deps);
+  const outcome = await reviewAdmission(review('volumesnapshotclasses/v1/create-default-new-driver'), deps);
   t.same(outcome.body.response.status, {
     code: 500,
     reason: 'InternalError',

@@ -110,10 +110,10 @@ interface VapAnswer {
 }
 
 /** One fixture: the policy's answer against the webhook's default-class finding. */
-function compare(t: Test, name: string, fixture: Fixture, set: string, answer: VapAnswer | undefined): void {
+async function compare(t: Test, name: string, fixture: Fixture, set: string, answer: VapAnswer | undefined): Promise<void> {
   // The webhook's default-class finding is what the policy must reproduce: its other rules (the group class
   // settings' immutability from v1beta2 on) are the CRDs' CEL, which runs before any policy.
-  const outcome = reviewAdmission(fixture.review, reviewDeps(set));
+  const outcome = await reviewAdmission(fixture.review, reviewDeps(set));
   const rival = outcome.evaluation.findings.find((f) => f.rule === 'default-class-unique');
   if (rival === undefined) {
     t.same([answer?.allowed, answer?.error], [true, undefined], `${name}: allowed by both`);
@@ -190,7 +190,7 @@ t.test('the policy decides every default-class fixture as the webhook does, by t
       .split('\n')
       .map((line) => JSON.parse(line) as VapAnswer);
     for (const { name, fixture } of entries) {
-      compare(
+      await compare(
         t,
         name,
         fixture,

@@ -30,7 +30,7 @@ t.test('debug logs the request and response; info logs no object body', async (t
   const review = readJson<{ review: unknown }>(
     `${FIXTURES}admission/volumesnapshotclasses/v1/create-parameters-proto-key.json`,
   ).review;
-  const outcome = reviewAdmission(review, reviewDeps());
+  const outcome = await reviewAdmission(review, reviewDeps());
   const info = memoryLog();
   logDecision(createLogger('info', info.stream), outcome, 0.5);
   t.equal(info.lines.length, 1);

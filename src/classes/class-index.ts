@@ -1,6 +1,7 @@
 import type { SnapshotClass } from '../schemas/types.js';
 import { isDefaultClass } from './default-annotation.js';
 import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from './class-view.js';
+import type { ObservedClass } from './default-claims.js';
 
 /**
  * How long a default this replica admitted counts before the watch shows it. The watch echo normally arrives
@@ -10,10 +11,10 @@ import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from
  */
 export const RESERVATION_MS = 15_000;
 
-interface Entry {
-  readonly driver: string;
-  readonly isDefault: boolean;
-}
+type Entry = ObservedClass;
+
+/** Told when the number of defaults of a driver changes (from, to): a double default is worth a log line. */
+export type DefaultsChanged = (kind: ClassKind, driver: string, from: number, to: number) => void;
 
 interface Reservation {
   readonly driver: string;
@@ -28,8 +29,27 @@ class KindIndex {
   readonly reserved = new Map<string, Reservation>();
   unavailable: string | undefined = 'the class cache has not synced yet';
 
+  constructor(
+    private readonly kind: ClassKind,
+    private readonly changed: DefaultsChanged | undefined,
+  ) {}
+
+  private defaultsOf(driver: string): number {
+    return this.defaultsByDriver.get(driver)?.size ?? 0;
+  }
+
   put(name: string, entry: Entry | undefined): void {
     const before = this.byName.get(name);
+    const touched = [before, entry].flatMap((e) => (e?.isDefault === true ? [e.driver] : []));
+    const counts = new Map(touched.map((driver) => [driver, this.defaultsOf(driver)]));
+    this.apply(name, before, entry);
+    for (const [driver, from] of counts) {
+      const to = this.defaultsOf(driver);
+      if (to !== from) this.changed?.(this.kind, driver, from, to);
+    }
+  }
+
+  private apply(name: string, before: Entry | undefined, entry: Entry | undefined): void {
     if (before?.isDefault === true) {
       const names = this.defaultsByDriver.get(before.driver);
       names?.delete(name);
@@ -55,9 +75,14 @@ class KindIndex {
  * 10,000 classes. Filled by a static loader or by informers; read by the rules through ClassView.
  */
 export class ClassIndex implements ClassView {
-  private readonly kinds = new Map<ClassKind, KindIndex>(CLASS_KINDS.map((k) => [k, new KindIndex()]));
+  private readonly kinds: ReadonlyMap<ClassKind, KindIndex>;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    changed?: DefaultsChanged,
+  ) {
+    this.kinds = new Map(CLASS_KINDS.map((k) => [k, new KindIndex(k, changed)]));
+  }
 
   /** An index that can answer for every kind, and knows of no classes (standalone, or offline checks). */
   static withNoClasses(): ClassIndex {
@@ -73,7 +98,22 @@ export class ClassIndex implements ClassView {
   upsert(kind: ClassKind, object: SnapshotClass): void {
     const name = object.metadata.name;
     if (name === undefined) return;
-    this.of(kind).put(name, { driver: object.driver ?? '', isDefault: isDefaultClass(kind, object) });
+    this.of(kind).put(name, {
+      driver: object.driver ?? '',
+      isDefault: isDefaultClass(kind, object),
+      uid: object.metadata.uid ?? '',
+      resourceVersion: typeof object.metadata.resourceVersion === 'string' ? object.metadata.resourceVersion : '',
+    });
+  }
+
+  /** The class as the cache last saw it. */
+  observed(kind: ClassKind, name: string): ObservedClass | undefined {
+    return this.of(kind).byName.get(name);
+  }
+
+  /** Drivers with at least one default, and how many (the `default_classes` gauge). */
+  defaultCounts(kind: ClassKind): ReadonlyMap<string, number> {
+    return new Map([...this.of(kind).defaultsByDriver].map(([driver, names]) => [driver, names.size]));
   }
 
   remove(kind: ClassKind, name: string): void {

@@ -31,7 +31,7 @@ export async function runReview(argv: readonly string[]): Promise<number> {
   const classesFrom = flagString(flags, 'classes-from');
   const index = classesFrom === undefined ? ClassIndex.withNoClasses() : loadStaticClasses(classesFrom);
   try {
-    const outcome = reviewAdmission(body, {
+    const outcome = await reviewAdmission(body, {
       classes: index,
       options: { preventVolumeModeConversion: flags.values.get('prevent-volume-mode-conversion') === true },
       modes: { mode: 'enforce', warnRules: new Set() },

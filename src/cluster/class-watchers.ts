@@ -94,6 +94,11 @@ export class ClassWatchers {
       .map((w) => `${w.kind} cache has not synced yet`);
   }
 
+  /** Whether a kind's cache is synced and its watch running: a decision may trust what it does not hold. */
+  isHealthy(kind: ClassKind): boolean {
+    return this.watchers.get(kind)?.state === 'synced';
+  }
+
   status(): KindStatus[] {
     const now = this.now();
     return [...this.watchers.values()].map((w) => ({

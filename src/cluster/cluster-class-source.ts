@@ -1,12 +1,21 @@
-import { ClassIndex } from '../classes/class-index.js';
+import { existsSync, readFileSync } from 'node:fs';
+import type { DefaultAgreement } from '../admission/review.js';
+import { ClassIndex, type DefaultsChanged } from '../classes/class-index.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
+import { shown } from '../rules/values.js';
 import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
 import { ClassWatchers, DEFAULT_TIMING } from './class-watchers.js';
+import { LeaseDefaultAgreement } from './default-agreement.js';
 import type { EventSink } from './denial-events.js';
+import { leaseStore } from './lease-store.js';
+
+const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface ClusterSourceOptions {
   readonly kubeconfig: string | undefined;
+  /** Where the default-class Leases live; in a pod, the service account's namespace when not given. */
+  readonly namespace: string | undefined;
   readonly logger: Logger;
   readonly discoveryIntervalMs: number;
 }
@@ -15,16 +24,37 @@ export interface ClusterClassSource extends ClassSource {
   readonly watchers: ClassWatchers;
 }
 
-/** What the server uses of a live cluster: the classes it watches and where denial events go. */
+/** What the server uses of a live cluster: the classes it watches, where denial events go, and the claims. */
 export interface ClusterConnection {
   readonly classes: ClusterClassSource;
   readonly events: EventSink;
+  readonly agreement: DefaultAgreement;
 }
 
-/** Classes from a live cluster through client-node informers, and an event sink on the same kubeconfig. */
+function webhookNamespace(given: string | undefined): string {
+  if (given !== undefined && given !== '') return given;
+  if (existsSync(IN_CLUSTER_NAMESPACE)) return readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim();
+  throw new Error('serving a cluster needs the namespace for the default-class Leases: pass --namespace NS or set POD_NAMESPACE');
+}
+
+/** One warning when a driver first has more than one default, one line when it is back to one or none. */
+function doubleDefaultLog(logger: Logger): DefaultsChanged {
+  return (kind, driver, from, to) => {
+    const fields = { kind, driver: shown(driver), defaults: to };
+    if (from <= 1 && to > 1)
+      logger.warn(
+        fields,
+        `more than one default ${kind} for a driver: new ${kind === 'VolumeSnapshotClass' ? 'snapshots' : 'group snapshots'} without a class fail until only one is the default`,
+      );
+    else if (from > 1 && to <= 1) logger.info(fields, `one default ${kind} or none for the driver again`);
+  };
+}
+
+/** Classes from a live cluster through client-node informers; events and Leases on the same kubeconfig. */
 export function connectCluster(options: ClusterSourceOptions): ClusterConnection {
+  const namespace = webhookNamespace(options.namespace);
   const kc = loadKubeConfig(options.kubeconfig);
-  const index = new ClassIndex();
+  const index = new ClassIndex(Date.now, doubleDefaultLog(options.logger));
   const watchers = new ClassWatchers(index, clientNodeApi(kc), options.logger, {
     ...DEFAULT_TIMING,
     rediscoverMs: options.discoveryIntervalMs,
@@ -38,5 +68,11 @@ export function connectCluster(options: ClusterSourceOptions): ClusterConnection
     notReadyReasons: () => watchers.notReadyReasons(),
     cacheStatus: watchers,
   };
-  return { classes, events: eventSink(kc) };
+  const agreement = new LeaseDefaultAgreement({
+    store: leaseStore(kc, namespace),
+    index,
+    healthy: (kind) => watchers.isHealthy(kind),
+    logger: options.logger,
+  });
+  return { classes, events: eventSink(kc), agreement };
 }

@@ -8,6 +8,23 @@ import type { KubeConfig } from '@kubernetes/client-node';
  * megabytes of memory for the four calls we make (docs/benchmarks.md).
  */
 export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  return (await kubeExchange<T>(kc, method, path, body)).body;
+}
+
+export interface KubeAnswer<T> {
+  readonly body: T;
+  /** The apiserver's clock at the answer (its Date header, whole seconds), in ms since the epoch. */
+  readonly date: number;
+}
+
+/** kubeRequest, with the apiserver's Date and a timeout of the caller's choosing. */
+export async function kubeExchange<T>(
+  kc: KubeConfig,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  body?: unknown,
+  timeoutMs = 30_000,
+): Promise<KubeAnswer<T>> {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(path, cluster.server);
@@ -18,20 +35,22 @@ export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', pat
     port: url.port,
     path: `${url.pathname}${url.search}`,
     headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-    timeout: 30_000,
+    timeout: timeoutMs,
   };
   await kc.applyToHTTPSOptions(options);
   const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<KubeAnswer<T>>((resolve, reject) => {
     const req = send(options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const status = res.statusCode ?? 0;
+        const parsedDate = Date.parse(res.headers.date ?? '');
+        const date = Number.isNaN(parsedDate) ? Date.now() : parsedDate;
         if (status >= 200 && status < 300) {
           try {
-            resolve(JSON.parse(text) as T);
+            resolve({ body: JSON.parse(text) as T, date });
           } catch (error) {
             reject(new Error(`${method} ${path}: the answer is not JSON`, { cause: error }));
           }
@@ -43,7 +62,9 @@ export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', pat
         } catch {
           // Not a Status object: keep the text.
         }
-        reject(Object.assign(new Error(`${method} ${path}: HTTP ${status}: ${message}`), { code: status, statusCode: status }));
+        reject(
+          Object.assign(new Error(`${method} ${path}: HTTP ${status}: ${message}`), { code: status, statusCode: status, date }),
+        );
       });
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));

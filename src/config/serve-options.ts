@@ -1,11 +1,11 @@
-import { RULE_IDS, type RuleId } from '../rules/finding.js';
+import { CANNOT_ANSWER_RULES, RULE_IDS, type RuleId } from '../rules/finding.js';
 import type { Mode } from '../rules/decide.js';
 import { flagBool, flagList, flagNumber, flagString, parseFlags, UsageError, type FlagSpec } from './flags.js';
 
 import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
 
-/** Rules an operator may put in warn-only mode (the cache rule always denies: never guess). */
-const SOFTENABLE_RULES = RULE_IDS.filter((r) => r !== 'class-cache-unavailable');
+/** Rules an operator may put in warn-only mode (the cannot-answer rules always deny: never guess). */
+const SOFTENABLE_RULES = RULE_IDS.filter((r) => !CANNOT_ANSWER_RULES.has(r));
 
 /** The flags of `snapshot-webhook serve`. The README's table is checked against this list by a test. */
 export const SERVE_FLAGS: readonly FlagSpec[] = [
@@ -44,6 +44,12 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     type: 'string',
     env: 'KUBECONFIG',
     help: 'kubeconfig of the cluster whose classes to watch; in a pod the in-cluster config is used',
+  },
+  {
+    name: 'namespace',
+    type: 'string',
+    env: 'POD_NAMESPACE',
+    help: "the webhook's namespace, where the default-class Leases live (cluster mode); the Deployment sets POD_NAMESPACE",
   },
   {
     name: 'classes-from',
@@ -124,6 +130,7 @@ export interface ServeOptions {
   readonly bindAddress: string;
   readonly kubeconfig: string | undefined;
   readonly classesFrom: string | undefined;
+  readonly namespace: string | undefined;
   readonly preventVolumeModeConversion: boolean;
   readonly mode: Mode;
   readonly warnRules: ReadonlySet<RuleId>;
@@ -152,6 +159,7 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     // --classes-from wins over a KUBECONFIG inherited from the shell: standalone was asked for.
     kubeconfig: classesFrom === undefined ? kubeconfig : undefined,
     classesFrom,
+    namespace: flagString(flags, 'namespace'),
     preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion'),
     mode: flagString(flags, 'mode') as Mode,
     warnRules: new Set(flagList(flags, 'warn-rules') as RuleId[]),

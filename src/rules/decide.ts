@@ -1,4 +1,4 @@
-import type { Finding, RuleId } from './finding.js';
+import { CANNOT_ANSWER_RULES, type Finding, type RuleId } from './finding.js';
 
 /** Rollout mode: `enforce` denies, `warn` lets the request through and shows the denial as a warning. */
 export type Mode = 'enforce' | 'warn';
@@ -22,12 +22,12 @@ export interface Decision {
 
 /**
  * The first finding that denies decides; every other finding is shown as a warning (a later denial as
- * "also: ...", a denial softened by warn mode as "would be denied: ..."). A cache that cannot answer denies
+ * "also: ...", a denial softened by warn mode as "would be denied: ..."). A webhook that cannot answer (cache, claim) denies
  * even in warn mode: the webhook never guesses.
  */
 export function decide(findings: readonly Finding[], settings: ModeSettings = ENFORCE_ALL): Decision {
   const isSoft = (f: Finding): boolean =>
-    f.rule !== 'class-cache-unavailable' && (settings.mode === 'warn' || settings.warnRules.has(f.rule));
+    !CANNOT_ANSWER_RULES.has(f.rule) && (settings.mode === 'warn' || settings.warnRules.has(f.rule));
   const denial = findings.find((f) => f.warning !== true && !isSoft(f));
   const softened = findings.find((f) => f.warning !== true && isSoft(f));
   const warnings = findings

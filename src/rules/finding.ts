@@ -9,6 +9,7 @@ export const RULE_IDS = [
   'ref-name-namespace-set',
   'default-class-unique',
   'class-cache-unavailable',
+  'default-claim-unavailable',
   'object-undecodable',
   'default-annotation-near-miss',
   'class-not-found',
@@ -18,6 +19,9 @@ export const RULE_IDS = [
 ] as const;
 
 export type RuleId = (typeof RULE_IDS)[number];
+
+/** Rules that say the webhook cannot answer: they deny in every mode, because the webhook never guesses. */
+export const CANNOT_ANSWER_RULES: ReadonlySet<RuleId> = new Set(['class-cache-unavailable', 'default-claim-unavailable']);
 
 export interface Finding {
   readonly rule: RuleId;

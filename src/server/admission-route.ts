@@ -49,7 +49,7 @@ export function admissionRoutes(app: FastifyInstance, options: AdmissionRouteOpt
       },
       handler: async (request) => {
         if (request.body === undefined) throw new EmptyBodyError();
-        const outcome = reviewAdmission(request.body, review);
+        const outcome = await reviewAdmission(request.body, review);
         const durationMs = performance.now() - request.bodyReceivedAt;
         logDecision(logger, outcome, durationMs);
         metrics?.observe(outcome, durationMs);

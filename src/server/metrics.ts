@@ -3,7 +3,7 @@ import type { ReviewOutcome } from '../admission/review.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
-import type { ClassKind } from '../classes/class-view.js';
+import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
 
 const PREFIX = 'snapshot_webhook_';
 
@@ -17,7 +17,12 @@ export interface MetricSources {
   readonly certificateSecondsLeft: () => number | undefined;
   /** Log lines dropped because stdout was not read. */
   readonly logLinesDropped?: () => number;
+  /** Drivers with a default class, and how many defaults each has (the cache's view). */
+  readonly defaultCounts?: (kind: ClassKind) => ReadonlyMap<string, number>;
 }
+
+/** Series of `default_classes` per kind: the drivers with the most defaults first, so a double default always shows. */
+export const MAX_DRIVER_SERIES = 100;
 
 type CacheEntry = ReturnType<CacheStatus['status']>[number];
 
@@ -135,6 +140,22 @@ export class WebhookMetrics {
       collect() {
         const left = sources.certificateSecondsLeft();
         if (left !== undefined) this.set(left);
+      },
+    });
+    const { defaultCounts } = sources;
+    new Gauge({
+      name: `${PREFIX}default_classes`,
+      help: `Classes that are a default for their driver, by kind and driver, from the cache (at most ${MAX_DRIVER_SERIES} drivers per kind, the most defaults first). Above 1, new snapshots that name no class fail.`,
+      labelNames: ['kind', 'driver'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        if (defaultCounts === undefined) return;
+        for (const kind of CLASS_KINDS) {
+          const counts = [...defaultCounts(kind)].sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+          for (const [driver, count] of counts.slice(0, MAX_DRIVER_SERIES))
+            this.set({ kind, driver: driver.slice(0, 63) }, count);
+        }
       },
     });
     const dropped = sources.logLinesDropped;

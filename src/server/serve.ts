@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import { reserveAdmittedDefaults, type ReviewOutcome } from '../admission/review.js';
+import { reserveAdmittedDefaults, type DefaultAgreement, type ReviewOutcome } from '../admission/review.js';
 import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
@@ -28,6 +28,8 @@ interface Classes {
   readonly source: ClassSource;
   /** Where denial events go; only a live cluster has one. */
   readonly events?: EventSink;
+  /** How replicas agree on a driver's default; without a cluster, this process alone decides. */
+  readonly agreement?: DefaultAgreement;
 }
 
 async function connectClasses(options: ServeOptions, logger: Logger): Promise<Classes> {
@@ -43,8 +45,13 @@ async function connectClasses(options: ServeOptions, logger: Logger): Promise<Cl
   if (options.kubeconfig !== undefined || inCluster) {
     // Loaded only here: @kubernetes/client-node costs tens of MB and most of the start time.
     const { connectCluster } = await import('../cluster/cluster-class-source.js');
-    const cluster = connectCluster({ kubeconfig: options.kubeconfig, logger, discoveryIntervalMs: options.discoveryIntervalMs });
-    return { source: cluster.classes, events: cluster.events };
+    const cluster = connectCluster({
+      kubeconfig: options.kubeconfig,
+      namespace: options.namespace,
+      logger,
+      discoveryIntervalMs: options.discoveryIntervalMs,
+    });
+    return { source: cluster.classes, events: cluster.events, agreement: cluster.agreement };
   }
   logger.warn('no cluster configured and no --classes-from: standalone with no classes');
   return { source: fixedClassSource(ClassIndex.withNoClasses(), 'standalone') };
@@ -61,7 +68,7 @@ async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
 export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
   // Build the route table before the first request, not during it (the validators are compiled ahead of time).
   allRoutes();
-  const { source: classes, events: eventSink } = await connectClasses(options, logger);
+  const { source: classes, events: eventSink, agreement } = await connectClasses(options, logger);
   let listening = false;
   let stopping = false;
   // The listener exists only after the first certificate is read; later reloads swap its context.
@@ -89,6 +96,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       return notAfter === undefined ? undefined : (notAfter.getTime() - Date.now()) / 1000;
     },
     logLinesDropped,
+    defaultCounts: (kind) => classes.index.defaultCounts(kind),
   });
   const events =
     eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
@@ -98,6 +106,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       options: { preventVolumeModeConversion: options.preventVolumeModeConversion },
       modes: { mode: options.mode, warnRules: options.warnRules },
       admitted: reserveAdmittedDefaults(classes.index),
+      ...(agreement === undefined ? {} : { agreement }),
     },
     logger,
     readiness,

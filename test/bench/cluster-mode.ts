@@ -38,6 +38,7 @@ const VARIANTS: Variant[] = [
         join(ROOT, 'dist/bundle/main.js'),
         'serve',
         `--kubeconfig=${kubeconfig}`,
+        '--namespace=default',
         `--port=${port}`,
         '--bind-address=127.0.0.1',
       ].concat([`--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`, '--shutdown-delay=0']),

@@ -186,7 +186,8 @@ const ratios = {
       }),
 };
 
-const scaling = Object.fromEntries([10, 1000, 10000].map((n) => [n, decisionP99(n, smoke ? 2000 : 20_000)]));
+const scaling = {};
+for (const n of [10, 1000, 10000]) scaling[n] = await decisionP99(n, smoke ? 2000 : 20_000);
 
 let cluster;
 if (!smoke) {

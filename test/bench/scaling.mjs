@@ -22,7 +22,7 @@ const review = (name, driver) => ({
   },
 });
 
-export function decisionP99(classCount, decisions = 20_000) {
+export async function decisionP99(classCount, decisions = 20_000) {
   const index = new ClassIndex();
   const drivers = Math.max(1, Math.floor(classCount / 10));
   index.replaceAll(
@@ -43,11 +43,11 @@ export function decisionP99(classCount, decisions = 20_000) {
   // Half deny (the driver has a default), half allow (a new driver): both paths of the rule.
   const bodies = [review('new', 'd0'), review('new', 'fresh.csi.example.com')].map((r) => JSON.stringify(r));
   const times = new Float64Array(decisions);
-  for (let i = 0; i < 2000; i++) reviewAdmission(JSON.parse(bodies[i % 2]), deps); // warm-up
+  for (let i = 0; i < 2000; i++) await reviewAdmission(JSON.parse(bodies[i % 2]), deps); // warm-up
   for (let i = 0; i < decisions; i++) {
     const body = JSON.parse(bodies[i % 2]);
     const t0 = process.hrtime.bigint();
-    reviewAdmission(body, deps);
+    await reviewAdmission(body, deps);
     times[i] = Number(process.hrtime.bigint() - t0) / 1000;
   }
   times.sort();

@@ -66,7 +66,7 @@ export function serverCommand(
   }
   const args = [main, 'serve', `--tls-cert-file=${certs.cert}`, `--tls-private-key-file=${certs.key}`, `--port=${port}`];
   args.push('--bind-address=127.0.0.1', '--shutdown-delay=0');
-  if (kubeconfig) args.push(`--kubeconfig=${kubeconfig}`);
+  if (kubeconfig) args.push(`--kubeconfig=${kubeconfig}`, '--namespace=default');
   else if (classes) args.push(`--classes-from=${classes}`);
   return [node, [...args, ...extraArgs]];
 }

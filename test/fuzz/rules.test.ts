@@ -203,8 +203,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 t.test('at most one default per driver is ever admitted, even while the watch lags', async (t) => {
-  fc.assert(
-    fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
       const index = synced();
       const truth = new Map<string, { driver: string; isDefault: boolean }>();
       const view: ClassView = index;
@@ -246,7 +246,8 @@ t.test('at most one default per driver is ever admitted, even while the watch la
             ...(current === undefined ? {} : { oldObject: manifest(s.name, current.driver, current.isDefault) }),
           },
         };
-        if (reviewAdmission(review, deps).decision.allowed) truth.set(s.name, { driver: s.driver, isDefault: s.isDefault });
+        if ((await reviewAdmission(review, deps)).decision.allowed)
+          truth.set(s.name, { driver: s.driver, isDefault: s.isDefault });
         for (const driver of ['d1', 'd2']) {
           const defaults = [...truth.values()].filter((c) => c.isDefault && c.driver === driver).length;
           if (defaults > 1) return false;

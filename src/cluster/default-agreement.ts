@@ -1,0 +1,185 @@
+import { hostname } from 'node:os';
+import type { DefaultAgreement } from '../admission/review.js';
+import type { ClassIndex } from '../classes/class-index.js';
+import type { ClassKind } from '../classes/class-view.js';
+import {
+  CLAIM_LEASE_NAMES,
+  CLAIM_WINDOW_MS,
+  CLAIMS_ANNOTATION,
+  decideClaim,
+  readClaims,
+  writeClaims,
+  type Claim,
+  type ClaimBook,
+  type ClaimWanted,
+} from '../classes/default-claims.js';
+import type { Logger } from '../log/logger.js';
+import { DEFAULT_CLASS_MESSAGE_PREFIX } from '../rules/default-class.js';
+import { deny, type Finding } from '../rules/finding.js';
+import type { AdmittedClass } from '../rules/review-request.js';
+import { shown } from '../rules/values.js';
+import { statusOf } from './cluster-api.js';
+import type { Lease, LeaseStore } from './lease-store.js';
+
+/**
+ * The time a claim may take, from the request's arrival to the Lease written: well inside the webhook's 5 s
+ * timeout, so the apiserver gets our answer rather than a timeout.
+ */
+export const CLAIM_BUDGET_MS = 3_000;
+/** Reads and writes per claim when other replicas keep moving the Lease (a 409 each time). */
+const MAX_ATTEMPTS = 5;
+/** Default-class writes waiting on this replica; beyond it, 503 at once. */
+const MAX_WAITING = 64;
+
+export interface AgreementOptions {
+  readonly store: LeaseStore;
+  readonly index: ClassIndex;
+  /** Whether the cache of a kind is synced and its watch healthy: a takeover trusts it. */
+  readonly healthy: (kind: ClassKind) => boolean;
+  readonly logger: Logger;
+  /** Who writes, for people reading the Lease (the pod's name). */
+  readonly identity?: string;
+  readonly now?: () => number;
+}
+
+/** The promise, or a rejection once `ms` have passed (a hung connection must not hold the answer). */
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from the apiserver within ${CLAIM_BUDGET_MS} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A Kubernetes MicroTime: RFC 3339 with microseconds. */
+const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+/**
+ * One default per driver across replicas (docs/cluster.md, "Agreement across replicas"): before a class
+ * becomes a default, its claim on the driver is written to the kind's Lease with an optimistic update. One
+ * claim at a time per kind on this replica; the Lease's resourceVersion orders the replicas.
+ */
+export class LeaseDefaultAgreement implements DefaultAgreement {
+  private readonly tails = new Map<ClassKind, Promise<void>>();
+  private waiting = 0;
+  private readonly identity: string;
+  private readonly now: () => number;
+
+  constructor(private readonly options: AgreementOptions) {
+    this.identity = options.identity ?? process.env.POD_NAME ?? hostname();
+    this.now = options.now ?? Date.now;
+  }
+
+  async claim(write: AdmittedClass, dryRun: boolean): Promise<Finding | undefined> {
+    const { kind } = write;
+    const deadline = this.now() + CLAIM_BUDGET_MS;
+    if (this.waiting >= MAX_WAITING) return this.unavailable(write, `${MAX_WAITING} default-class writes are already waiting`);
+    this.waiting += 1;
+    const previous = this.tails.get(kind) ?? Promise.resolve();
+    let release = (): void => undefined;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    this.tails.set(kind, tail);
+    try {
+      await previous;
+      return await this.claimInTurn(write, dryRun, deadline);
+    } finally {
+      this.waiting -= 1;
+      release();
+      if (this.tails.get(kind) === tail) this.tails.delete(kind);
+    }
+  }
+
+  private async claimInTurn(write: AdmittedClass, dryRun: boolean, deadline: number): Promise<Finding | undefined> {
+    const { kind } = write;
+    const name = CLAIM_LEASE_NAMES[kind];
+    const wanted = claimOf(write);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      if (!this.options.healthy(kind)) return this.unavailable(write, `the ${kind} cache is not synced with a healthy watch`);
+      const left = deadline - this.now();
+      if (left <= 0) return this.unavailable(write, `no answer from the apiserver within ${CLAIM_BUDGET_MS} ms`);
+      let lease: Lease | undefined;
+      let now: number;
+      try {
+        ({ lease, now } = await withDeadline(this.options.store.read(name, left), left));
+      } catch (error) {
+        return this.unavailable(write, this.problem('get', error));
+      }
+      const book = readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]);
+      const answer = decideClaim(book, wanted, now, (n) => this.options.index.observed(kind, n));
+      if (answer.outcome === 'held') return held(write, answer.by, now);
+      if (answer.outcome === 'full') return this.unavailable(write, `the Lease ${name} holds too many recent claims`);
+      if (dryRun) return undefined;
+      try {
+        const rest = Math.max(1, deadline - this.now());
+        await withDeadline(this.options.store.write(this.leaseWith(name, lease, answer.book, now), rest), rest);
+        return undefined;
+      } catch (error) {
+        const status = statusOf(error);
+        // 409: another replica wrote first (or created the Lease): read again and decide again.
+        if (status !== 409) return this.unavailable(write, this.problem(lease === undefined ? 'create' : 'update', error));
+      }
+    }
+    return this.unavailable(write, `the Lease ${name} changed under ${MAX_ATTEMPTS} attempts in a row`);
+  }
+
+  private leaseWith(name: string, lease: Lease | undefined, book: ClaimBook, now: number): Lease {
+    const base: Lease = lease ?? {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: this.options.store.namespace, labels: { 'app.kubernetes.io/name': 'snapshot-webhook' } },
+    };
+    return {
+      ...base,
+      metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [CLAIMS_ANNOTATION]: writeClaims(book) } },
+      spec: { ...base.spec, holderIdentity: this.identity, renewTime: microTime(now) },
+    };
+  }
+
+  private problem(verb: string, error: unknown): string {
+    const where = `leases in namespace ${this.options.store.namespace}`;
+    if (statusOf(error) === 403) return `the webhook may not ${verb} ${where} (RBAC: grant get, create and update)`;
+    return `cannot ${verb} ${where}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+
+  private unavailable(write: AdmittedClass, reason: string): Finding {
+    this.options.logger.warn({ kind: write.kind, reason }, 'default-class claim not recorded; denied with 503');
+    return deny(
+      'default-claim-unavailable',
+      `cannot record ${shown(write.object.metadata.name ?? '')} as the default ${write.kind} for driver ` +
+        `${shown(write.object.driver ?? '')} across the webhook's replicas: ${reason}; retry shortly`,
+      { code: 503 },
+    );
+  }
+}
+
+/** What the write claims: the driver, and the class as the request names it. */
+function claimOf({ kind, object }: AdmittedClass): ClaimWanted {
+  const { name, uid, resourceVersion } = object.metadata;
+  return {
+    kind,
+    driver: object.driver ?? '',
+    class: name ?? '',
+    uid: uid ?? '',
+    resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
+  };
+}
+
+/** Another class holds the driver: the same rule, and the same first words, as the cache's denial. */
+function held(write: AdmittedClass, by: Claim, now: number): Finding {
+  const prefix = `${DEFAULT_CLASS_MESSAGE_PREFIX[write.kind]}: ${shown(by.class)}`;
+  const driver = shown(write.object.driver ?? '');
+  if (now - by.at >= CLAIM_WINDOW_MS)
+    return deny('default-class-unique', `${prefix} already exists for driver: ${driver}`, { conflictsWith: by.class });
+  const wait = Math.max(1, Math.ceil((by.at + CLAIM_WINDOW_MS - now) / 1000));
+  return deny(
+    'default-class-unique',
+    `${prefix} was just admitted for driver: ${driver}; make only one class the default ` +
+      `(if ${shown(by.class)} was not created after all, retry in ${wait} s)`,
+    { conflictsWith: by.class },
+  );
+}
