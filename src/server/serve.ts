@@ -105,8 +105,9 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       classes: classes.index,
       options: { preventVolumeModeConversion: options.preventVolumeModeConversion },
       modes: { mode: options.mode, warnRules: options.warnRules },
-      admitted: reserveAdmittedDefaults(classes.index),
-      ...(agreement === undefined ? {} : { agreement }),
+      // With a cluster the Lease's claims count a default admitted a moment ago, on every replica; without
+      // one this process reserves it in its own index.
+      ...(agreement === undefined ? { admitted: reserveAdmittedDefaults(classes.index) } : { agreement }),
     },
     logger,
     readiness,

@@ -161,7 +161,15 @@ t.test('written at v1beta2, read, listed and watched at v1beta1 and v1, updated 
     'listed at v1beta1',
   );
   t.equal(infoList((await api('GET', path('v1'))).text), EXPECTED_INFO, 'listed at v1');
-  t.match(await firstWatchEvent('v1beta1'), /"type":"ADDED".*"volumeSnapshotHandlePairList"/, 'watched at v1beta1');
+  // A watch from "now" starts at the apiserver's watch cache, which may not have the status write yet.
+  let watched = '';
+  await waitFor(
+    'the watch cache to hold the status write',
+    async () => (watched = await firstWatchEvent('v1beta1')).includes('"volumeSnapshotHandlePairList"'),
+    10_000,
+    250,
+  );
+  t.match(watched, /"type":"ADDED".*"volumeSnapshotHandlePairList"/, 'watched at v1beta1');
   t.equal(infoList(await firstWatchEvent('v1')), EXPECTED_INFO, 'watched at v1, exact');
 
   // An UPDATE at v1beta1 (a label added by an older client) keeps the list through the annotation.

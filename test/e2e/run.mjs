@@ -19,7 +19,13 @@ if (!existsSync(`${root}dist/bundle/main.js`)) spawnSync('npm', ['run', 'build',
 const files =
   process.argv.slice(2).length > 0
     ? process.argv.slice(2)
-    : ['test/e2e/webhook.e2e.ts', 'test/e2e/faults.e2e.ts', 'test/e2e/controller.e2e.ts', 'test/e2e/conversion.e2e.ts'];
+    : [
+        'test/e2e/webhook.e2e.ts',
+        'test/e2e/faults.e2e.ts',
+        'test/e2e/controller.e2e.ts',
+        'test/e2e/conversion.e2e.ts',
+        'test/e2e/replicas.e2e.ts',
+      ];
 const started = Date.now();
 const run = spawnSync('npx', ['tap', '--reporter=tap', '--disable-coverage', '--timeout=300', ...files], {
   cwd: root,

@@ -35,12 +35,13 @@ export async function startWebhook(
   kubeconfig: string,
   extraArgs: readonly string[] = [],
   waitReady = true,
+  fixedPort?: number,
 ): Promise<TestWebhook> {
   const certDir = join(dir, 'webhook-certs');
   await ensureDevCerts(certDir);
   const paths = devCertPaths(certDir);
   const ca = readFileSync(paths.caFile);
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const child = startProcess(process.execPath, [
     MAIN,
     'serve',
@@ -50,6 +51,7 @@ export async function startWebhook(
     `--tls-cert-file=${paths.certFile}`,
     `--tls-private-key-file=${paths.keyFile}`,
     '--shutdown-delay=0',
+    ...(extraArgs.some((a) => a.startsWith('--namespace')) ? [] : ['--namespace=default']),
     ...(process.env.E2E_DEBUG ? ['--log-level=debug'] : []),
     ...extraArgs,
   ]);
@@ -85,6 +87,11 @@ export interface DecisionLine {
   allowed: boolean;
   user?: string;
   reason?: string;
+  name?: string;
+  rule?: string;
+  dryRun?: boolean;
+  /** The decision's duration in milliseconds. */
+  ms: number;
 }
 
 /** Gathers the webhook's decision lines for one user's requests as they are written (at most 100,000). */
