@@ -73,3 +73,31 @@ t.test('a kind that cannot answer says why', async (t) => {
   index.upsert(KIND, { metadata: {} });
   t.equal(index.count(KIND), 0, 'an object without a name is ignored');
 });
+
+t.test('the claims see a deleted class as deleted, for the window and within a bound', async (t) => {
+  let now = 0;
+  const index = new ClassIndex(() => now);
+  index.replaceAll('VolumeSnapshotClass', []);
+  const cls = (name: string, uid: string) => ({
+    metadata: { name, uid, resourceVersion: '1' },
+    driver: 'd',
+    deletionPolicy: 'Delete',
+  });
+  index.upsert('VolumeSnapshotClass', cls('a', 'ua') as never);
+  const view = index.cacheView('VolumeSnapshotClass');
+  t.notOk(view.deleted('ua'), 'present');
+  index.remove('VolumeSnapshotClass', 'a');
+  t.ok(view.deleted('ua'), 'deleted');
+  index.upsert('VolumeSnapshotClass', cls('b', 'ub1') as never);
+  index.upsert('VolumeSnapshotClass', cls('b', 'ub2') as never);
+  t.ok(view.deleted('ub1'), 'replaced by another object of its name (a relist after a missed delete)');
+  t.notOk(view.deleted('ub2'));
+  now = 15_000;
+  t.notOk(view.deleted('ua'), 'forgotten after the window');
+  for (let i = 0; i < 5_000; i++) {
+    index.upsert('VolumeSnapshotClass', cls(`x${i}`, `ux${i}`) as never);
+    index.remove('VolumeSnapshotClass', `x${i}`);
+  }
+  t.ok(view.deleted('ux4999'), 'the latest is remembered');
+  t.notOk(view.deleted('ux0'), 'the oldest went over the bound');
+});

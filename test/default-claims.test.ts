@@ -6,6 +6,7 @@ import {
   driverKey,
   readClaims,
   writeClaims,
+  type CacheView,
   type Claim,
   type ObservedClass,
 } from '../src/classes/default-claims.js';
@@ -17,8 +18,13 @@ interface Case {
   wanted: { driver: string; class: string; uid: string; resourceVersion: string };
   now: number;
   observed: Record<string, ObservedClass>;
+  /** uids the cache saw deleted within the window. */
+  deleted?: string[];
   expect: { outcome: 'take'; classes: string[] } | { outcome: 'held'; by: string } | { outcome: 'full' };
 }
+
+/** A synced cache that holds no classes and saw none deleted. */
+const EMPTY_CACHE: CacheView = { observed: () => undefined, deleted: () => false };
 
 const { cases } = readJson<{ cases: Case[] }>(`${FIXTURES}claims/decide-claim.json`);
 
@@ -27,7 +33,10 @@ t.equal(CLAIM_WINDOW_MS, 15_000, 'the fixtures are written for a 15 s window');
 for (const c of cases) {
   t.test(c.name, async (t) => {
     const book = new Map(Object.entries(c.book).map(([driver, claim]) => [driverKey(driver), { driver, ...claim }]));
-    const answer = decideClaim(book, { kind: 'VolumeSnapshotClass', ...c.wanted }, c.now, (name) => c.observed[name]);
+    const answer = decideClaim(book, { kind: 'VolumeSnapshotClass', ...c.wanted }, c.now, {
+      observed: (name) => c.observed[name],
+      deleted: (uid) => c.deleted?.includes(uid) === true,
+    });
     t.equal(answer.outcome, c.expect.outcome);
     if (answer.outcome === 'held' && c.expect.outcome === 'held') t.equal(answer.by.class, c.expect.by);
     if (answer.outcome === 'take' && c.expect.outcome === 'take') {
@@ -44,12 +53,9 @@ t.test('live claims are bounded: one more driver is refused, a held driver can s
     book.set(driverKey(`d${i}`), { driver: `d${i}`, class: `c${i}`, uid: '', resourceVersion: '', at: now - 1000 });
   }
   const wanted = { kind: 'VolumeSnapshotClass' as const, driver: 'new', class: 'n', uid: 'u', resourceVersion: '' };
-  t.same(
-    decideClaim(book, wanted, now, () => undefined),
-    { outcome: 'full' },
-  );
-  t.equal(decideClaim(book, { ...wanted, driver: 'd0', class: 'c0' }, now, () => undefined).outcome, 'take');
-  t.equal(decideClaim(book, wanted, now + CLAIM_WINDOW_MS, () => undefined).outcome, 'take', 'room again once they age');
+  t.same(decideClaim(book, wanted, now, EMPTY_CACHE), { outcome: 'full' });
+  t.equal(decideClaim(book, { ...wanted, driver: 'd0', class: 'c0' }, now, EMPTY_CACHE).outcome, 'take');
+  t.equal(decideClaim(book, wanted, now + CLAIM_WINDOW_MS, EMPTY_CACHE).outcome, 'take', 'room again once they age');
 });
 
 t.test('a driver name of any length costs the same in the book', async (t) => {
@@ -58,7 +64,7 @@ t.test('a driver name of any length costs the same in the book', async (t) => {
     new Map(),
     { kind: 'VolumeSnapshotClass', driver: long, class: 'a', uid: 'u', resourceVersion: '' },
     5,
-    () => undefined,
+    EMPTY_CACHE,
   );
   t.equal(answer.outcome, 'take');
   if (answer.outcome === 'take') t.ok(writeClaims(answer.book).length < 300, 'the written record stays small');

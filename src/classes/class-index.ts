@@ -1,7 +1,7 @@
 import type { SnapshotClass } from '../schemas/types.js';
 import { isDefaultClass } from './default-annotation.js';
 import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from './class-view.js';
-import type { ObservedClass } from './default-claims.js';
+import { CLAIM_WINDOW_MS, type CacheView, type ObservedClass } from './default-claims.js';
 
 /**
  * How long a default this replica admitted counts before the watch shows it. The watch echo normally arrives
@@ -16,6 +16,9 @@ type Entry = ObservedClass;
 /** Told when the number of defaults of a driver changes (from, to): a double default is worth a log line. */
 export type DefaultsChanged = (kind: ClassKind, driver: string, from: number, to: number) => void;
 
+/** Deleted objects remembered for the claims (by uid, for CLAIM_WINDOW_MS); beyond it the oldest go first. */
+const MAX_REMEMBERED_DELETES = 1_000;
+
 interface Reservation {
   readonly driver: string;
   readonly until: number;
@@ -27,12 +30,31 @@ class KindIndex {
   readonly defaultsByDriver = new Map<string, Set<string>>();
   /** name -> a default admitted here and not yet seen by the watch. */
   readonly reserved = new Map<string, Reservation>();
+  /** uid -> when the cache saw that object go (deleted, or replaced by another object of its name). */
+  readonly deletedAt = new Map<string, number>();
   unavailable: string | undefined = 'the class cache has not synced yet';
 
   constructor(
     private readonly kind: ClassKind,
     private readonly changed: DefaultsChanged | undefined,
+    private readonly now: () => number,
   ) {}
+
+  private rememberDeleted(uid: string): void {
+    const now = this.now();
+    this.deletedAt.delete(uid);
+    this.deletedAt.set(uid, now);
+    // Oldest first (insertion order): drop what has aged past the window, and anything over the cap.
+    for (const [old, at] of this.deletedAt) {
+      if (now - at < CLAIM_WINDOW_MS && this.deletedAt.size <= MAX_REMEMBERED_DELETES) break;
+      this.deletedAt.delete(old);
+    }
+  }
+
+  wasDeleted(uid: string): boolean {
+    const at = this.deletedAt.get(uid);
+    return at !== undefined && this.now() - at < CLAIM_WINDOW_MS;
+  }
 
   private defaultsOf(driver: string): number {
     return this.defaultsByDriver.get(driver)?.size ?? 0;
@@ -42,6 +64,7 @@ class KindIndex {
     const before = this.byName.get(name);
     const touched = [before, entry].flatMap((e) => (e?.isDefault === true ? [e.driver] : []));
     const counts = new Map(touched.map((driver) => [driver, this.defaultsOf(driver)]));
+    if (before !== undefined && before.uid !== '' && before.uid !== entry?.uid) this.rememberDeleted(before.uid);
     this.apply(name, before, entry);
     for (const [driver, from] of counts) {
       const to = this.defaultsOf(driver);
@@ -81,7 +104,7 @@ export class ClassIndex implements ClassView {
     private readonly now: () => number = Date.now,
     changed?: DefaultsChanged,
   ) {
-    this.kinds = new Map(CLASS_KINDS.map((k) => [k, new KindIndex(k, changed)]));
+    this.kinds = new Map(CLASS_KINDS.map((k) => [k, new KindIndex(k, changed, now)]));
   }
 
   /** An index that can answer for every kind, and knows of no classes (standalone, or offline checks). */
@@ -109,6 +132,12 @@ export class ClassIndex implements ClassView {
   /** The class as the cache last saw it. */
   observed(kind: ClassKind, name: string): ObservedClass | undefined {
     return this.of(kind).byName.get(name);
+  }
+
+  /** What the default-class claims read of this cache (docs/cluster.md, "Agreement across replicas"). */
+  cacheView(kind: ClassKind): CacheView {
+    const index = this.of(kind);
+    return { observed: (name) => index.byName.get(name), deleted: (uid) => index.wasDeleted(uid) };
   }
 
   /** Drivers with at least one default, and how many (the `default_classes` gauge). */

@@ -103,38 +103,35 @@ export type ClaimAnswer =
   /** Too many live claims: refuse rather than grow the Lease. */
   | { readonly outcome: 'full' };
 
+/** What the local, synced cache knows: a class by name, and whether it saw an object deleted lately. */
+export interface CacheView {
+  observed(name: string): ObservedClass | undefined;
+  /** The cache saw the object with this uid deleted within the window. */
+  deleted(uid: string): boolean;
+}
+
 /**
  * Whether a claim held by another class still stands. A claim younger than the window stands until the cache
- * has seen its write land (the same object, at a newer resourceVersion): from then on the cache answers. An
- * older claim stands only while its class is a default of that driver in the cache.
+ * has seen its write land (the same object at a newer resourceVersion, or the object deleted): from then on
+ * the cache answers. An older claim stands only while its class is a default of that driver in the cache.
  */
-export function claimStands(
-  claim: Claim,
-  driver: string,
-  now: number,
-  observe: (name: string) => ObservedClass | undefined,
-): boolean {
-  const seen = observe(claim.class);
+export function claimStands(claim: Claim, driver: string, now: number, cache: CacheView): boolean {
+  const seen = cache.observed(claim.class);
   const isDefaultHere = seen !== undefined && seen.isDefault && seen.driver === driver;
   if (now - claim.at >= CLAIM_WINDOW_MS) return isDefaultHere;
   const landed =
-    seen !== undefined && claim.uid !== '' && seen.uid === claim.uid && seen.resourceVersion !== claim.resourceVersion;
+    claim.uid !== '' && (cache.deleted(claim.uid) || (seen?.uid === claim.uid && seen.resourceVersion !== claim.resourceVersion));
   return landed ? isDefaultHere : true;
 }
 
 /**
- * Decide a wanted claim against the book read from the Lease. `now` is the apiserver's clock; `observe` reads
- * the local, synced cache. Claims older than the window are pruned on every write: the cache answers for them.
+ * Decide a wanted claim against the book read from the Lease. `now` is the apiserver's clock; `cache` is the
+ * local, synced cache. Claims older than the window are pruned on every write: the cache answers for them.
  */
-export function decideClaim(
-  book: ClaimBook,
-  wanted: ClaimWanted,
-  now: number,
-  observe: (name: string) => ObservedClass | undefined,
-): ClaimAnswer {
+export function decideClaim(book: ClaimBook, wanted: ClaimWanted, now: number, cache: CacheView): ClaimAnswer {
   const key = driverKey(wanted.driver);
   const held = book.get(key);
-  if (held !== undefined && held.class !== wanted.class && claimStands(held, wanted.driver, now, observe)) {
+  if (held !== undefined && held.class !== wanted.class && claimStands(held, wanted.driver, now, cache)) {
     return { outcome: 'held', by: held };
   }
   const live = new Map([...book].filter(([k, c]) => k !== key && now - c.at < CLAIM_WINDOW_MS && c.at <= now + CLAIM_WINDOW_MS));
