@@ -7,6 +7,7 @@ const USAGE = `snapshot-webhook: validating admission webhook for the CSI snapsh
 Usage:
   snapshot-webhook [serve] [flags]       serve AdmissionReviews over HTTPS (the default command)
   snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
+  snapshot-webhook audit [flags]         list what in a cluster the rules would deny now, and double defaults
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
@@ -27,6 +28,10 @@ const commands: Readonly<Record<string, Command>> = {
   validate: async (argv) => {
     const { runValidate } = await import('./cli/validate-command.js');
     return runValidate(argv);
+  },
+  audit: async (argv) => {
+    const { runAudit } = await import('./cli/audit-command.js');
+    return runAudit(argv);
   },
   review: async (argv) => {
     const { runReview } = await import('./cli/review-command.js');
@@ -58,7 +63,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands[first];
   if (command === undefined)
-    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, review, certs, policy, help`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, audit, review, certs, policy, help`);
   return command(argv.slice(1));
 }
 

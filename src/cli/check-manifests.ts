@@ -14,7 +14,8 @@ export interface ManifestFinding {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
   readonly severity: 'error' | 'warning';
-  readonly rule: RuleId | 'yaml-syntax';
+  /** A rule, or why an input could not be read: a file (`yaml-syntax`) or a cluster list (`cannot-list`). */
+  readonly rule: RuleId | 'yaml-syntax' | 'cannot-list';
   readonly message: string;
 }
 

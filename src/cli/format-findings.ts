@@ -16,7 +16,9 @@ export function summaryLine(s: CheckSummary): string {
 export function formatText(findings: readonly ManifestFinding[], summary: CheckSummary): string {
   const lines = findings.map((f) => {
     const mark = f.severity === 'warning' ? 'warning: ' : '';
-    return f.rule === 'yaml-syntax' ? `${f.file}:${f.line}: ${f.message}` : `${f.file}:${f.line}: ${who(f)}: ${mark}${f.message}`;
+    // Line 0: not from a file (audit names the API version the object was read at, or `defaults`).
+    const at = f.line > 0 ? `${f.file}:${f.line}` : f.file;
+    return f.kind === '' ? `${at}: ${f.message}` : `${at}: ${who(f)}: ${mark}${f.message}`;
   });
   return [...lines, summaryLine(summary)].join('\n') + '\n';
 }
@@ -32,7 +34,7 @@ export function formatSarif(findings: readonly ManifestFinding[]): string {
   const results = findings.map((f) => ({
     ruleId: f.rule,
     level: f.severity === 'error' ? 'error' : 'warning',
-    message: { text: f.rule === 'yaml-syntax' ? f.message : `${who(f)}: ${f.message}` },
+    message: { text: f.kind === '' ? f.message : `${who(f)}: ${f.message}` },
     locations: [{ physicalLocation: { artifactLocation: { uri: f.file }, region: { startLine: Math.max(1, f.line) } } }],
   }));
   const sarif = {

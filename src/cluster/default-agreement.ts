@@ -110,7 +110,7 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
         return this.unavailable(write, this.problem('get', error));
       }
       const book = readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]);
-      const answer = decideClaim(book, wanted, now, (n) => this.options.index.observed(kind, n));
+      const answer = decideClaim(book, wanted, now, this.options.index.cacheView(kind));
       if (answer.outcome === 'held') return held(write, answer.by, now);
       if (answer.outcome === 'full') return this.unavailable(write, `the Lease ${name} holds too many recent claims`);
       if (dryRun) return undefined;

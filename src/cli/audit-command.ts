@@ -1,0 +1,204 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ClassIndex } from '../classes/class-index.js';
+import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
+import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import type { ManifestObject } from '../manifests/read-manifests.js';
+import type { RuleOptions } from '../rules/checks.js';
+import { shown } from '../rules/values.js';
+import { allRoutes } from '../rules/table.js';
+import { checkManifests, type CheckSummary, type ManifestFinding } from './check-manifests.js';
+import { formatJson, formatSarif, formatText, OUTPUT_FORMATS, type OutputFormat } from './format-findings.js';
+
+export const AUDIT_FLAGS: readonly FlagSpec[] = [
+  { name: 'kubeconfig', type: 'string', help: 'the cluster to audit (default: $KUBECONFIG, else the in-cluster config)' },
+  {
+    name: 'output',
+    type: 'string',
+    default: 'text',
+    values: OUTPUT_FORMATS,
+    help: 'text, json (documented in docs/cli.md) or sarif',
+  },
+  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
+  { name: 'help', type: 'bool', help: 'print this help' },
+];
+
+const USAGE = 'Usage: snapshot-webhook audit [flags]   (read-only: lists the snapshot objects of a cluster)';
+
+/** The cluster calls an audit makes; a fake in unit tests. */
+export interface AuditCluster {
+  servedVersions(group: string): Promise<string[]>;
+  listPages(target: Target): AsyncIterable<Record<string, unknown>[]>;
+  problem(target: Target, error: unknown): string;
+}
+
+interface Target {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  readonly classKind?: ClassKind;
+}
+
+class Audit {
+  readonly findings: ManifestFinding[] = [];
+  readonly notes: string[] = [];
+  private summary: CheckSummary = { checked: 0, denied: 0, warnings: 0, skipped: 0, unreadable: 0 };
+  readonly index = ClassIndex.withNoClasses();
+
+  constructor(
+    private readonly cluster: AuditCluster,
+    private readonly options: RuleOptions,
+  ) {}
+
+  totals(): CheckSummary {
+    return this.summary;
+  }
+
+  private problem(file: string, message: string): void {
+    this.findings.push({
+      file,
+      line: 0,
+      kind: '',
+      namespace: undefined,
+      name: undefined,
+      severity: 'error',
+      rule: 'cannot-list',
+      message,
+    });
+    this.summary = { ...this.summary, unreadable: this.summary.unreadable + 1 };
+  }
+
+  private add(objects: readonly ManifestObject[]): void {
+    const result = checkManifests(objects, new Map(), this.index, this.options);
+    this.findings.push(...result.findings);
+    const s = this.summary;
+    const r = result.summary;
+    this.summary = { ...s, checked: s.checked + r.checked, denied: s.denied + r.denied, warnings: s.warnings + r.warnings };
+  }
+
+  /** Every served version of our groups that the route table knows; a served version it does not know is a problem. */
+  async targets(): Promise<Target[]> {
+    const routes = [...allRoutes().values()];
+    const targets: Target[] = [];
+    for (const group of [...new Set(routes.map((r) => r.group))]) {
+      let versions: string[];
+      try {
+        versions = await this.cluster.servedVersions(group);
+      } catch (error) {
+        this.problem(group, `cannot read which versions of ${group} the cluster serves: ${(error as Error).message}`);
+        continue;
+      }
+      if (versions.length === 0) this.notes.push(`${group} is not served by the cluster (CRDs not installed): nothing to check`);
+      for (const version of versions) {
+        const known = routes.filter((r) => r.group === group && r.version === version);
+        if (known.length === 0)
+          this.problem(`${group}/${version}`, `${group}/${version} is served but this webhook has no rules for it`);
+        targets.push(...known.map(({ resource, kind, classKind }) => ({ group, version, resource, kind, classKind })));
+      }
+    }
+    return targets;
+  }
+
+  /** Reads one target a page at a time; each page goes to `use`. A failed list is a problem, the rest goes on. */
+  private async read(target: Target, use: (objects: ManifestObject[]) => void): Promise<void> {
+    const file = `${target.group}/${target.version}`;
+    try {
+      for await (const page of this.cluster.listPages(target)) use(page.map((object) => ({ file, line: 0, object })));
+    } catch (error) {
+      const reason = this.cluster.problem(target, error);
+      this.problem(file, reason);
+      if (target.classKind !== undefined) this.index.setUnavailable(target.classKind, reason);
+    }
+  }
+
+  async run(): Promise<void> {
+    const targets = await this.targets();
+    const classTargets = targets.filter((t) => t.classKind !== undefined);
+    // Every class first, so the default-class rule sees them all; then each class as a CREATE against the others.
+    const classes: ManifestObject[] = [];
+    for (const target of classTargets) {
+      await this.read(target, (objects) => {
+        for (const o of objects) this.index.upsert(target.classKind as ClassKind, o.object as never);
+        classes.push(...objects);
+      });
+    }
+    this.add(classes);
+    for (const kind of CLASS_KINDS) this.doubleDefaults(kind);
+    for (const target of targets.filter((t) => t.classKind === undefined))
+      await this.read(target, (objects) => this.add(objects));
+  }
+
+  private doubleDefaults(kind: ClassKind): void {
+    for (const [driver, count] of this.index.defaultCounts(kind)) {
+      if (count < 2) continue;
+      const answer = this.index.defaultsFor(kind, driver);
+      const names = answer.ok ? answer.names : [];
+      const resource = kind.toLowerCase();
+      const annotation = kind === 'VolumeSnapshotClass' ? 'snapshot' : 'groupsnapshot';
+      this.findings.push({
+        file: 'defaults',
+        line: 0,
+        kind,
+        namespace: undefined,
+        name: names.map(shown).join(', '),
+        severity: 'error',
+        rule: 'default-class-unique',
+        message:
+          `driver ${shown(driver)} has ${count} default ${kind}es: new snapshots that name no class fail; keep one ` +
+          `and remove the others' annotation: kubectl annotate ${resource} NAME ${annotation}.storage.kubernetes.io/is-default-class-`,
+      });
+      this.summary = { ...this.summary, denied: this.summary.denied + 1 };
+    }
+  }
+}
+
+/** The audit against any cluster: findings, notes and the summary (pure but for the cluster's calls). */
+export async function auditCluster(
+  cluster: AuditCluster,
+  options: RuleOptions,
+): Promise<{ findings: ManifestFinding[]; notes: string[]; summary: CheckSummary }> {
+  const audit = new Audit(cluster, options);
+  await audit.run();
+  return { findings: audit.findings, notes: audit.notes, summary: audit.totals() };
+}
+
+async function realCluster(kubeconfig: string | undefined): Promise<AuditCluster> {
+  // Only here: the Kubernetes client is large and slow to load.
+  const { loadKubeConfig } = await import('../cluster/client-node-api.js');
+  const { listPages, listProblem, servedVersions } = await import('../cluster/list-snapshot-objects.js');
+  let kc: KubeConfig;
+  try {
+    kc = loadKubeConfig(kubeconfig);
+  } catch (error) {
+    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
+  }
+  return {
+    servedVersions: (group) => servedVersions(kc, group),
+    listPages: (target) => listPages(kc, target),
+    problem: listProblem,
+  };
+}
+
+/** `snapshot-webhook audit`: what the rules would deny if it were created now, and drivers with two defaults. */
+export async function runAudit(argv: readonly string[], cluster?: AuditCluster): Promise<number> {
+  if (argv.includes('--help')) {
+    process.stdout.write(formatHelp(USAGE, AUDIT_FLAGS));
+    return 0;
+  }
+  const flags = parseFlags(AUDIT_FLAGS, argv, {});
+  if (flags.positionals.length > 0) throw new UsageError(`audit takes no PATH. ${USAGE}`);
+  const { findings, notes, summary } = await auditCluster(cluster ?? (await realCluster(flagString(flags, 'kubeconfig'))), {
+    preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion'),
+  });
+  for (const note of notes) process.stderr.write(`snapshot-webhook audit: ${note}\n`);
+  const format = flagString(flags, 'output') as OutputFormat;
+  const text =
+    format === 'json'
+      ? formatJson(findings, summary)
+      : format === 'sarif'
+        ? formatSarif(findings)
+        : formatText(findings, summary);
+  process.stdout.write(text);
+  if (summary.unreadable > 0) return 2;
+  return summary.denied > 0 ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { statusOf } from './cluster-api.js';
+import { kubeRequest } from './kube-http.js';
+
+/** What to list: one resource of one served version (from the route table). */
+export interface ListTarget {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+}
+
+/** Objects per list request: pages keep the memory of an audit flat whatever the cluster holds. */
+export const PAGE_SIZE = 500;
+
+interface ListAnswer {
+  readonly items?: Record<string, unknown>[];
+  readonly metadata?: { readonly continue?: string };
+}
+
+/** The versions the cluster serves of a group; none when the group is not served (CRDs not installed). */
+export async function servedVersions(kc: KubeConfig, group: string): Promise<string[]> {
+  try {
+    const answer = await kubeRequest<{ versions?: { version: string }[] }>(kc, 'GET', `/apis/${group}`);
+    return (answer.versions ?? []).map((v) => v.version);
+  } catch (error) {
+    if (statusOf(error) === 404) return [];
+    throw error;
+  }
+}
+
+/** Why a list failed, in the words an operator acts on. */
+export function listProblem(target: ListTarget, error: unknown): string {
+  const what = `${target.resource}.${target.version}.${target.group}`;
+  const status = statusOf(error);
+  if (status === 403) return `forbidden to list ${what}: grant list on ${target.resource} (group ${target.group})`;
+  if (status === 404) return `${what} is not served (its CRD does not serve ${target.version})`;
+  return `cannot list ${what}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/**
+ * Every object of a resource, a page at a time (limit and continue), each with the apiVersion and kind of the
+ * version it was read at.
+ */
+export async function* listPages(kc: KubeConfig, target: ListTarget): AsyncGenerator<Record<string, unknown>[]> {
+  const apiVersion = `${target.group}/${target.version}`;
+  let token: string | undefined;
+  do {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE), ...(token === undefined ? {} : { continue: token }) });
+    const page = await kubeRequest<ListAnswer>(kc, 'GET', `/apis/${apiVersion}/${target.resource}?${query.toString()}`);
+    yield (page.items ?? []).map((item) => ({ ...item, apiVersion, kind: target.kind }));
+    token = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
+  } while (token !== undefined);
+}
