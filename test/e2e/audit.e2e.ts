@@ -1,0 +1,154 @@
+// `snapshot-webhook audit` against the real apiserver: objects written with no webhook registered (as on a
+// cluster where they predate it), read at every served version, in pages, with RBAC that forbids one kind.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { PAGE_SIZE } from '../../src/cluster/list-snapshot-objects.js';
+import { startCluster, type TestCluster } from './cluster.js';
+import { installCrds } from './crds.js';
+import { stopAll } from './processes.js';
+import { klass, NS, snapshotObjects, VGSCLASS, VS, VSC, VSCLASS } from './snapshot-objects.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
+const SNAPSHOTS = PAGE_SIZE * 2 + 1;
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-audit-'));
+let cluster: TestCluster | undefined;
+t.teardown(async () => {
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function audit(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [MAIN, 'audit', ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, KUBECONFIG: '', ...env },
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.before(async () => {
+  cluster = await startCluster(dir);
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  await installCrds(kc, fileURLToPath(new URL('.', import.meta.url)));
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+  const objects = snapshotObjects(kc);
+  await objects.create(VSCLASS, klass(VSCLASS, 'fast', 'ebs.csi.aws.com', true));
+  await objects.create(VSCLASS, klass(VSCLASS, 'slow', 'ebs.csi.aws.com', true));
+  await objects.create(VSCLASS, klass(VSCLASS, 'only', 'hostpath.csi.k8s.io', true));
+  await objects.create(VGSCLASS, klass(VGSCLASS, 'group-a', 'ebs.csi.aws.com', true));
+  await objects.create(VS, {
+    metadata: { name: 'both-sources' },
+    spec: { source: { persistentVolumeClaimName: 'data', volumeSnapshotContentName: 'some-content' } },
+  });
+  await objects.create(VSC, {
+    metadata: { name: 'content-ok' },
+    spec: {
+      driver: 'ebs.csi.aws.com',
+      deletionPolicy: 'Delete',
+      source: { snapshotHandle: 'snap-1' },
+      volumeSnapshotRef: { name: 'x', namespace: NS },
+    },
+  });
+  // More than two pages of good snapshots.
+  for (let i = 0; i < SNAPSHOTS; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, SNAPSHOTS - i) }, (_, j) =>
+        objects.create(VS, { metadata: { name: `good-${i + j}` }, spec: { source: { persistentVolumeClaimName: 'data' } } }),
+      ),
+    );
+  }
+});
+
+t.test('audit finds what predates the webhook, at every served version, through pages', async (t) => {
+  const r = audit([`--kubeconfig=${(cluster as TestCluster).kubeconfig}`]);
+  t.equal(r.status, 1, `exit 1: something would be denied\n${r.stderr}`);
+  const lines = r.stdout.trimEnd().split('\n');
+  for (const version of ['v1', 'v1beta1']) {
+    t.ok(
+      lines.includes(
+        `snapshot.storage.k8s.io/${version}: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com`,
+      ),
+      `the double default at ${version}`,
+    );
+    t.ok(
+      lines.some((l) => l.startsWith(`snapshot.storage.k8s.io/${version}: VolumeSnapshot ${NS}/both-sources: only one of`)),
+      `the snapshot with two sources at ${version}`,
+    );
+  }
+  t.ok(
+    lines.some((l) => l.startsWith('defaults: VolumeSnapshotClass fast, slow: driver ebs.csi.aws.com has 2 default')),
+    'one line for the driver with two defaults',
+  );
+  t.notOk(
+    lines.some(
+      (l) => l.includes('VolumeSnapshotClass only') || l.includes('good-') || l.includes('group-a') || l.includes('content-ok'),
+    ),
+    'nothing else is named',
+  );
+  // 4 classes, the snapshots and the content, each at the two served versions of its group; denied at each:
+  // fast, slow and both-sources, and once the driver with two defaults.
+  const checked = 2 * (4 + SNAPSHOTS + 1 + 1);
+  t.equal(lines.at(-1), `${checked} checked, 7 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable`);
+
+  const json = audit(['--output', 'json'], { KUBECONFIG: (cluster as TestCluster).kubeconfig });
+  t.equal(json.status, 1, 'KUBECONFIG is honoured');
+  const parsed = JSON.parse(json.stdout) as { summary: { checked: number; denied: number } };
+  t.match(parsed.summary, { checked, denied: 7 });
+});
+
+t.test('a kind the auditor may not list is reported; the others are still checked (exit 2)', async (t) => {
+  const c = cluster as TestCluster;
+  const kc = new KubeConfig();
+  kc.loadFromFile(c.kubeconfig);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({
+    body: {
+      metadata: { name: 'auditor' },
+      rules: [
+        { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots', 'volumesnapshotclasses'], verbs: ['list'] },
+        { apiGroups: ['groupsnapshot.storage.k8s.io'], resources: ['*'], verbs: ['list'] },
+        { nonResourceURLs: ['/apis', '/apis/*'], verbs: ['get'] },
+      ],
+    },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: 'auditor' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'auditor' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'auditor' }],
+    },
+  });
+  const r = audit([`--kubeconfig=${c.kubeconfigFor('auditor')}`]);
+  t.equal(r.status, 2, r.stderr);
+  const lines = r.stdout.trimEnd().split('\n');
+  for (const version of ['v1', 'v1beta1']) {
+    t.ok(
+      lines.includes(
+        `snapshot.storage.k8s.io/${version}: forbidden to list volumesnapshotcontents.${version}.snapshot.storage.k8s.io: grant list on volumesnapshotcontents (group snapshot.storage.k8s.io)`,
+      ),
+      `volumesnapshotcontents at ${version} is named`,
+    );
+  }
+  t.ok(
+    lines.some((l) => l.includes('both-sources')),
+    'the snapshots are still checked',
+  );
+  t.match(lines.at(-1), /, 7 denied, 0 warnings, 0 skipped \(not snapshot kinds\), 2 unreadable$/);
+});
+
+t.test('a cluster that cannot be reached: exit 2 with the reason', async (t) => {
+  const c = cluster as TestCluster;
+  await c.stopApiserver();
+  const r = audit([`--kubeconfig=${c.kubeconfig}`]);
+  t.equal(r.status, 2);
+  t.match(r.stdout, /cannot read which versions of snapshot\.storage\.k8s\.io the cluster serves/);
+});
