@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { DefaultAgreement } from '../admission/review.js';
-import { ClassIndex, type DefaultsChanged } from '../classes/class-index.js';
+import { ClassIndex } from '../classes/class-index.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
-import { shown } from '../rules/values.js';
 import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
 import { ClassWatchers, DEFAULT_TIMING } from './class-watchers.js';
 import { LeaseDefaultAgreement } from './default-agreement.js';
 import type { EventSink } from './denial-events.js';
+import { doubleDefaultLog } from './double-default-log.js';
 import { leaseStore } from './lease-store.js';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -35,19 +35,6 @@ function webhookNamespace(given: string | undefined): string {
   if (given !== undefined && given !== '') return given;
   if (existsSync(IN_CLUSTER_NAMESPACE)) return readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim();
   throw new Error('serving a cluster needs the namespace for the default-class Leases: pass --namespace NS or set POD_NAMESPACE');
-}
-
-/** One warning when a driver first has more than one default, one line when it is back to one or none. */
-function doubleDefaultLog(logger: Logger): DefaultsChanged {
-  return (kind, driver, from, to) => {
-    const fields = { kind, driver: shown(driver), defaults: to };
-    if (from <= 1 && to > 1)
-      logger.warn(
-        fields,
-        `more than one default ${kind} for a driver: new ${kind === 'VolumeSnapshotClass' ? 'snapshots' : 'group snapshots'} without a class fail until only one is the default`,
-      );
-    else if (from > 1 && to <= 1) logger.info(fields, `one default ${kind} or none for the driver again`);
-  };
 }
 
 /** Classes from a live cluster through client-node informers; events and Leases on the same kubeconfig. */
