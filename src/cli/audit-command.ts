@@ -7,19 +7,11 @@ import type { RuleOptions } from '../rules/checks.js';
 import { shown } from '../rules/values.js';
 import { allRoutes } from '../rules/table.js';
 import { checkManifests, type CheckSummary, type ManifestFinding } from './check-manifests.js';
-import { formatJson, formatSarif, formatText, OUTPUT_FORMATS, type OutputFormat } from './format-findings.js';
+import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
 
 export const AUDIT_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', help: 'the cluster to audit (default: $KUBECONFIG, else the in-cluster config)' },
-  {
-    name: 'output',
-    type: 'string',
-    default: 'text',
-    values: OUTPUT_FORMATS,
-    help: 'text, json (documented in docs/cli.md) or sarif',
-  },
-  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
-  { name: 'help', type: 'bool', help: 'print this help' },
+  ...FINDING_FLAGS,
 ];
 
 const USAGE = 'Usage: snapshot-webhook audit [flags]   (read-only: lists the snapshot objects of a cluster)';
@@ -187,25 +179,17 @@ async function realCluster(kubeconfig: string | undefined): Promise<AuditCluster
 }
 
 /** `snapshot-webhook audit`: what the rules would deny if it were created now, and drivers with two defaults. */
-export async function runAudit(argv: readonly string[], cluster?: AuditCluster): Promise<number> {
+export async function runAudit(argv: readonly string[]): Promise<number> {
   if (argv.includes('--help')) {
     process.stdout.write(formatHelp(USAGE, AUDIT_FLAGS));
     return 0;
   }
   const flags = parseFlags(AUDIT_FLAGS, argv, {});
   if (flags.positionals.length > 0) throw new UsageError(`audit takes no PATH. ${USAGE}`);
-  const { findings, notes, summary } = await auditCluster(cluster ?? (await realCluster(flagString(flags, 'kubeconfig'))), {
+  const { findings, notes, summary } = await auditCluster(await realCluster(flagString(flags, 'kubeconfig')), {
     preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion'),
   });
   for (const note of notes) process.stderr.write(`snapshot-webhook audit: ${note}\n`);
-  const format = flagString(flags, 'output') as OutputFormat;
-  const text =
-    format === 'json'
-      ? formatJson(findings, summary)
-      : format === 'sarif'
-        ? formatSarif(findings)
-        : formatText(findings, summary);
-  process.stdout.write(text);
-  if (summary.unreadable > 0) return 2;
-  return summary.denied > 0 ? 1 : 0;
+  process.stdout.write(formatFindings(flagString(flags, 'output') as OutputFormat, findings, summary));
+  return exitStatus(summary);
 }

@@ -1,7 +1,33 @@
+import type { FlagSpec } from '../config/flags.js';
 import type { CheckSummary, ManifestFinding } from './check-manifests.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'sarif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** The flags of every command that reports findings (validate, audit), after its own. */
+export const FINDING_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'output',
+    type: 'string',
+    default: 'text',
+    values: OUTPUT_FORMATS,
+    help: 'text, json (documented in docs/cli.md) or sarif',
+  },
+  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
+  { name: 'help', type: 'bool', help: 'print this help' },
+];
+
+/** The findings in the chosen format. */
+export function formatFindings(format: OutputFormat, findings: readonly ManifestFinding[], summary: CheckSummary): string {
+  if (format === 'json') return formatJson(findings, summary);
+  return format === 'sarif' ? formatSarif(findings) : formatText(findings, summary);
+}
+
+/** 0: every input read and nothing denied; 1: something would be denied; 2: something could not be read. */
+export function exitStatus(summary: CheckSummary): number {
+  if (summary.unreadable > 0) return 2;
+  return summary.denied > 0 ? 1 : 0;
+}
 
 function who(f: ManifestFinding): string {
   const name = f.name ?? '<unnamed>';

@@ -5,7 +5,7 @@ import { loadStaticClasses } from '../classes/static-classes.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import { parseManifests, readManifests, type ManifestSet } from '../manifests/read-manifests.js';
 import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
-import { formatJson, formatSarif, formatText, OUTPUT_FORMATS, type OutputFormat } from './format-findings.js';
+import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
 
 const VALIDATE_FLAGS: readonly FlagSpec[] = [
   {
@@ -20,15 +20,7 @@ const VALIDATE_FLAGS: readonly FlagSpec[] = [
   },
   { name: 'kubeconfig', type: 'string', help: 'read the existing classes from this cluster (loads the Kubernetes client)' },
   { name: 'kustomize', type: 'string', help: 'also check what `kubectl kustomize DIR` renders' },
-  {
-    name: 'output',
-    type: 'string',
-    default: 'text',
-    values: OUTPUT_FORMATS,
-    help: 'text, json (documented in docs/cli.md) or sarif',
-  },
-  { name: 'prevent-volume-mode-conversion', type: 'bool', default: 'true', help: 'as for serve' },
-  { name: 'help', type: 'bool', help: 'print this help' },
+  ...FINDING_FLAGS,
 ];
 
 const USAGE = 'Usage: snapshot-webhook validate [flags] PATH... (files, folders, or - for stdin)';
@@ -111,14 +103,6 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
   }));
   const findings = [...unreadable, ...result.findings].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   const summary = { ...result.summary, unreadable: unreadable.length };
-  const format = flagString(flags, 'output') as OutputFormat;
-  const text =
-    format === 'json'
-      ? formatJson(findings, summary)
-      : format === 'sarif'
-        ? formatSarif(findings)
-        : formatText(findings, summary);
-  process.stdout.write(text);
-  if (unreadable.length > 0) return 2;
-  return summary.denied > 0 ? 1 : 0;
+  process.stdout.write(formatFindings(flagString(flags, 'output') as OutputFormat, findings, summary));
+  return exitStatus(summary);
 }
