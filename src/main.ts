@@ -11,7 +11,8 @@ Usage:
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
-  snapshot-webhook help [COMMAND]`;
+  snapshot-webhook help [COMMAND]
+  snapshot-webhook [COMMAND] --version   print the version`;
 
 type Command = (argv: readonly string[]) => Promise<number>;
 
@@ -55,6 +56,13 @@ const commands: Readonly<Record<string, Command>> = {
 };
 
 async function main(argv: readonly string[]): Promise<number> {
+  // Every command answers --version (flags only: anything after `--` is a path).
+  const flags = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+  if (flags.includes('--version')) {
+    const { packageVersion } = await import('./config/version.js');
+    process.stdout.write(`snapshot-webhook ${packageVersion()}\n`);
+    return 0;
+  }
   const first = argv[0];
   // Upstream's binary has no subcommand: `snapshot-webhook --tls-cert-file=...` serves, so Deployments keep working.
   if (first === undefined || first.startsWith('-')) {
@@ -77,7 +85,8 @@ main(process.argv.slice(2)).then(
       process.exitCode = 2;
       return;
     }
+    // Never 1: to validate and audit, 1 means "something would be denied", and a crash must not read as that.
     process.stderr.write(`snapshot-webhook: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    process.exitCode = 2;
   },
 );

@@ -1,4 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
+import formats from 'ajv-formats';
 import t from 'tap';
+import { RULE_DESCRIPTIONS } from '../src/cli/rule-descriptions.js';
+import { RULE_IDS } from '../src/rules/finding.js';
 import { runCli } from './helpers/cli.js';
 
 const DIR = 'test/fixtures/cli';
@@ -90,6 +95,37 @@ t.test('JSON output has the documented shape', async (t) => {
   });
 });
 
+/** SARIF 2.1.0's own JSON schema (draft-04; its keywords mean the same to Ajv's draft-07 here). */
+function sarifSchemaValidator(): ValidateFunction {
+  const schema = JSON.parse(
+    readFileSync('node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json', 'utf8'),
+  ) as Record<string, unknown>;
+  delete schema.$schema;
+  delete schema.id;
+  // The schema's language pattern is not valid as a Unicode regular expression, which Ajv uses by default.
+  const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false });
+  formats.default(ajv);
+  return ajv.compile(schema);
+}
+
+t.test('SARIF output validates against the SARIF 2.1.0 schema, with the version and described rules', async (t) => {
+  const validate = sarifSchemaValidator();
+  for (const input of ['mistakes', 'double-default', 'unknown', 'broken']) {
+    const out = runCli(['validate', '-o', 'sarif', `${DIR}/${input}`]);
+    const doc = JSON.parse(out.stdout) as { runs: { tool: { driver: Record<string, unknown> } }[] };
+    t.ok(validate(doc), `${input}: ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+    const driver = doc.runs[0]?.tool.driver as { version: string; rules: { id: string; shortDescription: { text: string } }[] };
+    t.equal(driver.version, JSON.parse(readFileSync('package.json', 'utf8')).version, 'the tool version');
+    t.ok(driver.rules.length > 0 && driver.rules.every((rule) => rule.shortDescription.text.length > 0), 'rules described');
+  }
+});
+
+t.test('docs/rules.md has a heading per rule id with its description', async (t) => {
+  const docs = readFileSync('docs/rules.md', 'utf8');
+  for (const [id, text] of Object.entries(RULE_DESCRIPTIONS)) t.ok(docs.includes(`### \`${id}\`\n\n${text}\n`), id);
+  t.same(Object.keys(RULE_DESCRIPTIONS).slice(0, RULE_IDS.length).sort(), [...RULE_IDS].sort(), 'every rule id');
+});
+
 t.test('SARIF output for code scanning', async (t) => {
   const r = runCli(['validate', '--output=sarif', `${DIR}/double-default`]);
   const sarif = JSON.parse(r.stdout) as { version: string; runs: { results: { ruleId: string; locations: unknown[] }[] }[] };
@@ -163,7 +199,7 @@ t.test('--kubeconfig that cannot be reached: exit 2 with the reason', async (t) 
   t.equal(r.status, 2);
   t.match(
     r.stderr,
-    /^snapshot-webhook: --kubeconfig test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the cluster's classes: .*ECONNREFUSED/,
+    /^snapshot-webhook: cluster of test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read the existing classes: .*ECONNREFUSED/,
   );
 });
 
@@ -171,7 +207,43 @@ t.test('--kustomize renders the folder with kubectl and checks the result', asyn
   const r = runCli(['validate', '--kustomize', `${DIR}/kustomize`]);
   t.equal(r.status, 1);
   t.same(r.stdout.trimEnd().split('\n'), [
-    `${DIR}/kustomize (kustomize):1: VolumeSnapshot apps/nightly: only one of Spec.Source.PersistentVolumeClaimName = data and Spec.Source.VolumeSnapshotContentName = also-set should be set`,
+    `${DIR}/kustomize/kustomization.yaml: VolumeSnapshot apps/nightly: only one of Spec.Source.PersistentVolumeClaimName = data and Spec.Source.VolumeSnapshotContentName = also-set should be set`,
     '1 checked, 1 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable',
   ]);
+  const traced = runCli(['validate', '--kustomize', `${DIR}/kustomize-origin`]);
+  t.equal(traced.status, 1);
+  t.match(
+    traced.stdout,
+    `${DIR}/kustomize-origin/snapshots.yaml:1: VolumeSnapshot apps/nightly: only one of`,
+    'with originAnnotations, the source file and line',
+  );
+});
+
+t.test('a kind or version of our groups this webhook does not know: reported with a "did you mean", exit 2', async (t) => {
+  const r = runCli(['validate', `${DIR}/unknown`]);
+  t.equal(r.status, 2);
+  t.same(r.stdout.trimEnd().split('\n'), [
+    `${DIR}/unknown/typos.yaml:2: VolumeSnapshots apps/typo: VolumeSnapshots is not a kind of snapshot.storage.k8s.io; did you mean VolumeSnapshot?`,
+    `${DIR}/unknown/typos.yaml:7: VolumeSnapshot apps/future: snapshot.storage.k8s.io/v2 is not a version of VolumeSnapshot this webhook knows; did you mean snapshot.storage.k8s.io/v1?`,
+    `${DIR}/unknown/typos.yaml:12: VolumeGroupSnapshotClas group-typo: VolumeGroupSnapshotClas is not a kind of groupsnapshot.storage.k8s.io; did you mean VolumeGroupSnapshotClass?`,
+    '0 checked, 0 denied, 0 warnings, 1 skipped (not snapshot kinds), 3 unreadable',
+  ]);
+  const skipped = runCli(['validate', '--skip-unknown', `${DIR}/unknown`]);
+  t.equal(skipped.status, 0, '--skip-unknown skips them');
+  t.equal(skipped.stdout, '0 checked, 0 denied, 0 warnings, 4 skipped (not snapshot kinds), 0 unreadable\n');
+});
+
+t.test('-o is --output; --cluster reads the classes of $KUBECONFIG', async (t) => {
+  const json = runCli(['validate', '-o', 'json', `${DIR}/clean`]);
+  t.equal(json.status, 0);
+  t.match(JSON.parse(json.stdout), { version: 1, summary: { checked: 4 } });
+  const r = runCli(['validate', '--cluster', `${DIR}/clean`], undefined, {
+    KUBECONFIG: 'test/fixtures/cli/unreachable-kubeconfig.yaml',
+  });
+  t.equal(r.status, 2);
+  t.match(r.stderr, /^snapshot-webhook: cluster of test\/fixtures\/cli\/unreachable-kubeconfig.yaml: cannot read/);
+  const offline = runCli(['validate', `${DIR}/clean`], undefined, {
+    KUBECONFIG: 'test/fixtures/cli/unreachable-kubeconfig.yaml',
+  });
+  t.equal(offline.status, 0, 'without --cluster, validate stays offline whatever $KUBECONFIG says');
 });

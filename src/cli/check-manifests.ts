@@ -6,6 +6,7 @@ import { ENFORCE_ALL } from '../rules/decide.js';
 import type { RuleId } from '../rules/finding.js';
 import { reviewRequest, type AdmittedClass } from '../rules/review-request.js';
 import { findRouteByKind } from '../rules/table.js';
+import { unknownKind } from './unknown-kind.js';
 
 export interface ManifestFinding {
   readonly file: string;
@@ -14,8 +15,11 @@ export interface ManifestFinding {
   readonly namespace: string | undefined;
   readonly name: string | undefined;
   readonly severity: 'error' | 'warning';
-  /** A rule, or why an input could not be read: a file (`yaml-syntax`) or a cluster list (`cannot-list`). */
-  readonly rule: RuleId | 'yaml-syntax' | 'cannot-list';
+  /**
+   * A rule, or why an input could not be checked: a file (`yaml-syntax`), a cluster list (`cannot-list`), or
+   * an object of our groups whose kind or version has no rules here (`unknown-kind`).
+   */
+  readonly rule: RuleId | 'yaml-syntax' | 'cannot-list' | 'unknown-kind';
   readonly message: string;
 }
 
@@ -58,12 +62,14 @@ export function checkManifests(
   old: ReadonlyMap<string, ManifestObject>,
   existing: ClassIndex,
   options: RuleOptions,
+  unknown: 'report' | 'skip' = 'report',
 ): CheckResult {
   const findings: ManifestFinding[] = [];
   const definedAt = new Map<string, ManifestObject>();
   let checked = 0;
   let denied = 0;
   let skipped = 0;
+  let unknownKinds = 0;
   const ordered = [...objects].sort(
     (a, b) => Number(classKindOf(b.object) !== undefined) - Number(classKindOf(a.object) !== undefined),
   );
@@ -71,7 +77,14 @@ export function checkManifests(
     const { object } = item;
     const route = findRouteByKind(String(object.apiVersion), String(object.kind));
     if (route === undefined) {
-      skipped += 1;
+      const why = unknown === 'report' ? unknownKind(String(object.apiVersion), String(object.kind)) : undefined;
+      if (why === undefined) skipped += 1;
+      else {
+        unknownKinds += 1;
+        const { name, namespace } = metaOf(object);
+        const at = { file: item.file, line: item.line, kind: String(object.kind), namespace, name };
+        findings.push({ ...at, severity: 'error', rule: 'unknown-kind', message: why });
+      }
       continue;
     }
     checked += 1;
@@ -105,7 +118,7 @@ export function checkManifests(
   }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   const warnings = findings.filter((f) => f.severity === 'warning').length;
-  return { findings, summary: { checked, denied, warnings, skipped, unreadable: 0 } };
+  return { findings, summary: { checked, denied, warnings, skipped, unreadable: unknownKinds } };
 }
 
 /** ` (defined at FILE:LINE)` when the class a denial names was itself written in the input. */

@@ -1,4 +1,6 @@
 import type { FlagSpec } from '../config/flags.js';
+import { packageVersion } from '../config/version.js';
+import { RULE_DESCRIPTIONS } from './rule-descriptions.js';
 import type { CheckSummary, ManifestFinding } from './check-manifests.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'sarif'] as const;
@@ -8,6 +10,7 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const FINDING_FLAGS: readonly FlagSpec[] = [
   {
     name: 'output',
+    short: 'o',
     type: 'string',
     default: 'text',
     values: OUTPUT_FORMATS,
@@ -54,9 +57,16 @@ export function formatJson(findings: readonly ManifestFinding[], summary: CheckS
   return `${JSON.stringify({ version: 1, findings, summary }, null, 2)}\n`;
 }
 
-/** SARIF 2.1.0 for code-scanning tools: one result per finding, located by file and line. */
+/** SARIF 2.1.0 for code-scanning tools: one result per finding, located by file and line, with its rule described. */
 export function formatSarif(findings: readonly ManifestFinding[]): string {
-  const rules = [...new Set(findings.map((f) => f.rule))].map((id) => ({ id }));
+  const rules = [...new Set(findings.map((f) => f.rule))].sort().map((id) => ({
+    id,
+    shortDescription: { text: RULE_DESCRIPTIONS[id] },
+    help: {
+      text: `${RULE_DESCRIPTIONS[id]} See docs/rules.md#${id} in the snapshot-webhook package.`,
+      markdown: `${RULE_DESCRIPTIONS[id]} See [docs/rules.md#${id}](docs/rules.md#${id}).`,
+    },
+  }));
   const results = findings.map((f) => ({
     ruleId: f.rule,
     level: f.severity === 'error' ? 'error' : 'warning',
@@ -66,14 +76,7 @@ export function formatSarif(findings: readonly ManifestFinding[]): string {
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
-    runs: [
-      {
-        tool: {
-          driver: { name: 'snapshot-webhook', informationUri: 'https://github.com/kubernetes-csi/external-snapshotter', rules },
-        },
-        results,
-      },
-    ],
+    runs: [{ tool: { driver: { name: 'snapshot-webhook', version: packageVersion(), rules } }, results }],
   };
   return `${JSON.stringify(sarif, null, 2)}\n`;
 }

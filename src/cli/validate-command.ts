@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ClassIndex } from '../classes/class-index.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
-import { parseManifests, readManifests, type ManifestSet } from '../manifests/read-manifests.js';
+import { parseManifests, readManifests, type ManifestObject, type ManifestSet } from '../manifests/read-manifests.js';
 import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
 import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
 
@@ -18,7 +19,21 @@ const VALIDATE_FLAGS: readonly FlagSpec[] = [
     type: 'string',
     help: 'file or folder of classes that already exist (for example an export of the cluster)',
   },
-  { name: 'kubeconfig', type: 'string', help: 'read the existing classes from this cluster (loads the Kubernetes client)' },
+  {
+    name: 'cluster',
+    type: 'bool',
+    help: 'read the existing classes from the cluster of $KUBECONFIG (or --kubeconfig; loads the Kubernetes client)',
+  },
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    help: 'read the existing classes from the cluster of this kubeconfig (implies --cluster)',
+  },
+  {
+    name: 'skip-unknown',
+    type: 'bool',
+    help: 'skip objects of the snapshot API groups whose kind or version this webhook does not know, instead of exit 2',
+  },
   { name: 'kustomize', type: 'string', help: 'also check what `kubectl kustomize DIR` renders' },
   ...FINDING_FLAGS,
 ];
@@ -39,16 +54,49 @@ function readInputs(paths: readonly string[]): ManifestSet {
   return all;
 }
 
+const ORIGIN = 'config.kubernetes.io/origin';
+
+/** The kustomization file of a folder, for findings kustomize cannot trace to a source file. */
+function kustomizationFile(dir: string): string {
+  const name = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].find((n) => existsSync(join(dir, n)));
+  return join(dir, name ?? 'kustomization.yaml');
+}
+
+/**
+ * Where a rendered object came from: with `buildMetadata: [originAnnotations]` kustomize names the source file,
+ * and the object's line there is found by kind, namespace and name; else the kustomization file.
+ */
+function sourceOf(dir: string, rendered: ManifestObject): { file: string; line: number } {
+  const metadata = rendered.object.metadata as { annotations?: Record<string, unknown> } | undefined;
+  const origin = metadata?.annotations?.[ORIGIN];
+  const path = typeof origin === 'string' ? /^path: *(.+)$/m.exec(origin)?.[1]?.trim() : undefined;
+  if (path === undefined) return { file: kustomizationFile(dir), line: 0 };
+  const file = join(dir, path);
+  // kustomize may set the namespace: match on kind and name, and on the namespace only where the source has one.
+  const [kind, namespace, name] = objectKey(rendered.object).split('/');
+  const found = readManifests([file]).objects.find((o) => {
+    const [k, ns, n] = objectKey(o.object).split('/');
+    return k === kind && n === name && (ns === '' || ns === namespace);
+  });
+  return { file, line: found?.line ?? 0 };
+}
+
 function renderKustomize(dir: string): ManifestSet {
   const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.error !== undefined) throw new UsageError(`--kustomize needs kubectl on the PATH: ${result.error.message}`);
-  const label = `${dir} (kustomize)`;
-  if (result.status !== 0)
-    return { objects: [], problems: [{ file: label, line: 0, message: `kubectl kustomize failed: ${result.stderr.trim()}` }] };
-  return parseManifests(label, result.stdout);
+  if (result.status !== 0) {
+    const problem = { file: kustomizationFile(dir), line: 0, message: `kubectl kustomize failed: ${result.stderr.trim()}` };
+    return { objects: [], problems: [problem] };
+  }
+  const rendered = parseManifests(`${dir} (kustomize output)`, result.stdout);
+  return { objects: rendered.objects.map((o) => ({ ...o, ...sourceOf(dir, o) })), problems: rendered.problems };
 }
 
-async function existingClasses(classesFrom: string | undefined, kubeconfig: string | undefined): Promise<ClassIndex> {
+async function existingClasses(
+  classesFrom: string | undefined,
+  fromCluster: boolean,
+  kubeconfig: string | undefined,
+): Promise<ClassIndex> {
   const index = ClassIndex.withNoClasses();
   if (classesFrom !== undefined) {
     try {
@@ -57,14 +105,15 @@ async function existingClasses(classesFrom: string | undefined, kubeconfig: stri
       throw new UsageError((error as Error).message);
     }
   }
-  if (kubeconfig !== undefined) {
+  if (fromCluster) {
     // Only here: the Kubernetes client is large and slow to load, and most runs never need it.
     const { listClusterClasses } = await import('../cluster/list-classes.js');
+    const which = kubeconfig ?? (process.env.KUBECONFIG || 'the in-cluster config');
     try {
       await listClusterClasses(kubeconfig, index);
     } catch (error) {
       // The existing classes are input too: not being able to read them is exit 2, like an unreadable file.
-      throw new UsageError(`--kubeconfig ${kubeconfig}: cannot read the cluster's classes: ${(error as Error).message}`);
+      throw new UsageError(`cluster of ${which}: cannot read the existing classes: ${(error as Error).message}`);
     }
   }
   return index;
@@ -87,10 +136,19 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
   const oldPath = flagString(flags, 'old');
   const old = oldPath === undefined ? { objects: [], problems: [] } : readManifests([oldPath]);
   input.problems.push(...old.problems);
-  const existing = await existingClasses(flagString(flags, 'classes-from'), flagString(flags, 'kubeconfig'));
-  const result = checkManifests(input.objects, new Map(old.objects.map((o) => [objectKey(o.object), o])), existing, {
-    preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion'),
-  });
+  const kubeconfig = flagString(flags, 'kubeconfig');
+  const existing = await existingClasses(
+    flagString(flags, 'classes-from'),
+    flagBool(flags, 'cluster') || kubeconfig !== undefined,
+    kubeconfig,
+  );
+  const result = checkManifests(
+    input.objects,
+    new Map(old.objects.map((o) => [objectKey(o.object), o])),
+    existing,
+    { preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion') },
+    flagBool(flags, 'skip-unknown') ? 'skip' : 'report',
+  );
   const unreadable: ManifestFinding[] = input.problems.map((p) => ({
     file: p.file,
     line: p.line,
@@ -102,7 +160,7 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
     message: p.message,
   }));
   const findings = [...unreadable, ...result.findings].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
-  const summary = { ...result.summary, unreadable: unreadable.length };
+  const summary = { ...result.summary, unreadable: result.summary.unreadable + unreadable.length };
   process.stdout.write(formatFindings(flagString(flags, 'output') as OutputFormat, findings, summary));
   return exitStatus(summary);
 }

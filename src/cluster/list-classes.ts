@@ -10,7 +10,7 @@ import type { SnapshotClass } from '../schemas/types.js';
  * One list of each class kind the cluster serves, into the index (for `validate --kubeconfig`). A kind the
  * cluster does not serve counts as having no classes.
  */
-export async function listClusterClasses(kubeconfig: string, index: ClassIndex): Promise<void> {
+export async function listClusterClasses(kubeconfig: string | undefined, index: ClassIndex): Promise<void> {
   const kc = loadKubeConfig(kubeconfig);
   const groups = await clientNodeApi(kc).servedGroups(Object.values(CLASS_RESOURCES));
   for (const kind of CLASS_KINDS) {

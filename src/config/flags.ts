@@ -14,6 +14,8 @@ export interface FlagSpec {
   /** Allowed values, for a string or list flag. */
   readonly values?: readonly string[];
   readonly required?: boolean;
+  /** A one-letter form, `-o value` for `--output value`. */
+  readonly short?: string;
   readonly min?: number;
   readonly max?: number;
 }
@@ -29,6 +31,16 @@ export const isUsageError = (error: unknown): error is UsageError => error insta
 
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, false: false, '0': false };
 
+function wholeNumber(spec: FlagSpec, raw: string, where: string): number {
+  const value = Number(raw);
+  const inRange = Number.isInteger(value) && value >= (spec.min ?? -Infinity) && value <= (spec.max ?? Infinity);
+  if (raw.trim() === '' || !inRange) {
+    const range = spec.min !== undefined ? ` between ${spec.min} and ${spec.max}` : '';
+    throw new UsageError(`${where}: expected a whole number${range}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
 function convert(spec: FlagSpec, raw: string, source: string): FlagValue {
   const where = `${source} (--${spec.name})`;
   switch (spec.type) {
@@ -37,15 +49,8 @@ function convert(spec: FlagSpec, raw: string, source: string): FlagValue {
       if (value === undefined) throw new UsageError(`${where}: expected true or false, got ${JSON.stringify(raw)}`);
       return value;
     }
-    case 'int': {
-      const value = Number(raw);
-      const inRange = Number.isInteger(value) && value >= (spec.min ?? -Infinity) && value <= (spec.max ?? Infinity);
-      if (raw.trim() === '' || !inRange) {
-        const range = spec.min !== undefined ? ` between ${spec.min} and ${spec.max}` : '';
-        throw new UsageError(`${where}: expected a whole number${range}, got ${JSON.stringify(raw)}`);
-      }
-      return value;
-    }
+    case 'int':
+      return wholeNumber(spec, raw, where);
     case 'list': {
       const items = raw
         .split(',')
@@ -81,6 +86,7 @@ function takeValue(spec: FlagSpec, inline: string | undefined, argv: readonly st
 /** Parses argv (without node and the script) against the specs; throws UsageError naming the flag. */
 export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv): ParsedFlags {
   const byName = new Map(specs.map((s) => [s.name, s]));
+  for (const s of specs) if (s.short !== undefined) byName.set(s.short, s);
   const values = new Map<string, FlagValue>();
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -95,23 +101,25 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
       positionals.push(arg);
       continue;
     }
-    const name = match[1] as string;
-    const spec = byName.get(name);
-    if (spec === undefined) throw new UsageError(`unknown flag --${name}; see --help`);
+    const given = match[1] as string;
+    const spec = byName.get(given);
+    if (spec === undefined) throw new UsageError(`unknown flag ${given.length === 1 ? '-' : '--'}${given}; see --help`);
     const [raw, next] = takeValue(spec, match[2], argv, i);
     i = next;
-    values.set(name, convert(spec, raw, 'flag'));
+    values.set(spec.name, convert(spec, raw, 'flag'));
   }
-  for (const spec of specs) {
-    if (values.has(spec.name)) continue;
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
-    if (fromEnv !== undefined && fromEnv !== '') values.set(spec.name, convert(spec, fromEnv, `environment ${spec.env}`));
-    else if (spec.default !== undefined) values.set(spec.name, convert(spec, spec.default, 'default'));
-    else if (spec.required === true) {
-      throw new UsageError(`--${spec.name} is required${spec.env === undefined ? '' : ` (or set ${spec.env})`}`);
-    }
-  }
+  for (const spec of specs) if (!values.has(spec.name)) setUnset(spec, values, env);
   return { values, positionals };
+}
+
+/** A flag not on the command line: from its environment variable, else its default, else required. */
+function setUnset(spec: FlagSpec, values: Map<string, FlagValue>, env: NodeJS.ProcessEnv): void {
+  const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+  if (fromEnv !== undefined && fromEnv !== '') values.set(spec.name, convert(spec, fromEnv, `environment ${spec.env}`));
+  else if (spec.default !== undefined) values.set(spec.name, convert(spec, spec.default, 'default'));
+  else if (spec.required === true) {
+    throw new UsageError(`--${spec.name} is required${spec.env === undefined ? '' : ` (or set ${spec.env})`}`);
+  }
 }
 
 /** Typed reads of parsed values; the specs guarantee the type. */
@@ -140,7 +148,8 @@ export function formatHelp(usage: string, specs: readonly FlagSpec[]): string {
   const lines = specs.map((s) => {
     const env = s.env === undefined ? '' : ` [$${s.env}]`;
     const def = s.default === undefined ? '' : ` (default ${s.default})`;
-    return `  --${s.name}${env}\n      ${s.help}${def}`;
+    const short = s.short === undefined ? '' : `-${s.short}, `;
+    return `  ${short}--${s.name}${env}\n      ${s.help}${def}`;
   });
   return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
 }

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -13,7 +13,9 @@ const OUT = join(DIST, 'bundle');
 
 rmSync(OUT, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
-writeFileSync(join(OUT, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+// ES modules, and the project's version for `--version` (src/config/version.ts reads the nearest package.json).
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+writeFileSync(join(OUT, 'package.json'), `${JSON.stringify({ type: 'module', version })}\n`);
 await build({
   entryPoints: { main: join(DIST, 'main.js') },
   outdir: OUT,

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReviewOutcome } from '../admission/review.js';
+import { packageVersion } from '../config/version.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
@@ -158,6 +159,12 @@ export class WebhookMetrics {
         }
       },
     });
+    new Gauge({
+      name: `${PREFIX}build_info`,
+      help: 'Always 1; the labels say which build runs (the package version and the Node.js version).',
+      labelNames: ['version', 'node'] as const,
+      registers: [this.registry],
+    }).set({ version: packageVersion(), node: process.versions.node }, 1);
     const dropped = sources.logLinesDropped;
     new Counter({
       name: `${PREFIX}log_lines_dropped_total`,

@@ -8,6 +8,7 @@ import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
 import { CLASS_KINDS } from '../classes/class-view.js';
 import { DenialEvents, type EventSink } from '../cluster/denial-events.js';
 import type { ServeOptions } from '../config/serve-options.js';
+import { packageVersion } from '../config/version.js';
 import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
 import { allRoutes } from '../rules/table.js';
 import { buildApp, type Readiness } from './app.js';
@@ -129,7 +130,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info(
-    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode },
+    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode, version: packageVersion() },
     'serving admission reviews over HTTPS',
   );
   return {

@@ -1,0 +1,68 @@
+// The package as a pipeline installs it: packed, installed from the tarball into an empty prefix, run from
+// there; and docs/cli.md's CI recipe run against it.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import t from 'tap';
+
+const ROOT = resolve('.');
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+const work = mkdtempSync(join(tmpdir(), 'sw-package-'));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
+// The installed bin starts with `#!/usr/bin/env node`: the pinned Node first on the PATH, as in npm scripts.
+const env = { ...process.env, KUBECONFIG: '', PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+
+const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], {
+  cwd: ROOT,
+  encoding: 'utf8',
+  env,
+})
+  .trim()
+  .split('\n')
+  .at(-1) as string;
+const prefix = join(work, 'prefix');
+mkdirSync(prefix);
+execFileSync(
+  'npm',
+  ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', prefix, join(work, tarball)],
+  {
+    encoding: 'utf8',
+    env,
+    stdio: 'pipe',
+  },
+);
+const bin = join(prefix, 'node_modules/.bin/snapshot-webhook');
+
+t.test('installed from the tarball, it runs: --version and validate', async (t) => {
+  const v = spawnSync(bin, ['--version'], { encoding: 'utf8', env });
+  t.equal(v.stdout, `snapshot-webhook ${version}\n`);
+  const r = spawnSync(bin, ['validate', join(ROOT, 'test/fixtures/cli/mistakes')], { encoding: 'utf8', env });
+  t.equal(r.status, 1, 'denials found');
+  t.match(r.stdout, '5 checked, 4 denied');
+});
+
+t.test("docs/cli.md's CI recipe: denials reach the report, and nothing unreadable passes", async (t) => {
+  const docs = readFileSync('docs/cli.md', 'utf8');
+  const recipe = /```sh\n(# ci-recipe:[\s\S]*?)```/.exec(docs)?.[1] ?? '';
+  const install = /npm exec --yes --package=snapshot-webhook@(\S+) -- snapshot-webhook/.exec(recipe);
+  t.equal(install?.[1], version, 'the recipe installs this version, exactly');
+  const script = recipe.replace(install?.[0] ?? '(none)', JSON.stringify(bin));
+  const cases = [
+    { name: 'clean', from: 'clean', passes: true, results: 0 },
+    { name: 'denials', from: 'mistakes', passes: true, results: 5 },
+    { name: 'a broken file', from: 'broken', passes: false },
+    { name: 'no such folder', from: undefined, passes: false },
+  ];
+  for (const c of cases) {
+    const dir = join(work, `ci-${c.name.replace(/ /g, '-')}`);
+    mkdirSync(dir);
+    if (c.from !== undefined) cpSync(join(ROOT, 'test/fixtures/cli', c.from), join(dir, 'deploy'), { recursive: true });
+    const run = spawnSync('bash', ['-c', script], { cwd: dir, encoding: 'utf8', env });
+    t.equal(run.status === 0, c.passes, `${c.name}: the step ${c.passes ? 'passes' : 'fails'} (${run.status})`);
+    if (c.results !== undefined) {
+      const sarif = JSON.parse(readFileSync(join(dir, 'snapshot.sarif'), 'utf8')) as { runs: { results: unknown[] }[] };
+      t.equal(sarif.runs[0]?.results.length, c.results, `${c.name}: ${c.results} results in the report`);
+    }
+  }
+});
