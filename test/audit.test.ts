@@ -57,7 +57,7 @@ for (const c of readJson<Case[]>(`${DIR}/cases.json`)) {
 t.test('docs/cli.md documents audit as it is: its flags, both ways, and its messages', async (t) => {
   const docs = readFileSync('docs/cli.md', 'utf8');
   const section = docs.slice(docs.indexOf('## `snapshot-webhook audit'), docs.indexOf('## `snapshot-webhook review'));
-  const documented = [...section.matchAll(/^\| `--([a-z-]+)[^`]*` +\|/gm)].map((m) => m[1]).sort();
+  const documented = [...section.matchAll(/^\| (?:`-[a-z]`, )?`--([a-z-]+)[^`]*` +\|/gm)].map((m) => m[1]).sort();
   t.same(
     documented,
     AUDIT_FLAGS.map((f) => f.name)

@@ -247,3 +247,12 @@ t.test('-o is --output; --cluster reads the classes of $KUBECONFIG', async (t) =
   });
   t.equal(offline.status, 0, 'without --cluster, validate stays offline whatever $KUBECONFIG says');
 });
+
+t.test('docs/cli.md lists exactly the validate flags, with their short forms', async (t) => {
+  const docs = readFileSync('docs/cli.md', 'utf8');
+  const section = docs.slice(docs.indexOf('## `snapshot-webhook validate'), docs.indexOf('### Text output'));
+  const rows = [...section.matchAll(/^\| (?:`-([a-z])`, )?`--([a-z-]+)[^`]*` +\|/gm)];
+  const help = runCli(['validate', '--help']).stdout;
+  const flags = [...help.matchAll(/^ {2}(?:-([a-z]), )?--([a-z-]+)/gm)].filter((m) => m[2] !== 'help');
+  t.same(rows.map((m) => [m[1], m[2]]).sort(), flags.map((m) => [m[1], m[2]]).sort());
+});

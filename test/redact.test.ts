@@ -13,12 +13,16 @@ t.test('secret-looking values are replaced and long strings cut', async (t) => {
     list: [{ token: 't' }],
   };
   const out = redactForLog(value) as Record<string, Record<string, string>>;
-  t.same(out.parameters, {
-    'csi.storage.k8s.io/snapshotter-secret-name': '[redacted]',
-    password: '[redacted]',
-    apiKey: '[redacted]',
-    size: '10',
-  });
+  t.same(
+    out.parameters,
+    {
+      'csi.storage.k8s.io/snapshotter-secret-name': '[redacted]',
+      password: '[redacted]',
+      apiKey: '[redacted]',
+      size: '[redacted]',
+    },
+    'every parameter value is withheld, the keys stay',
+  );
   t.equal(out.blob, `${'x'.repeat(200)}...(500 chars)`);
   t.same(out.list, [{ token: '[redacted]' }]);
   const deep = JSON.parse('{"a":'.repeat(40) + '1' + '}'.repeat(40)) as unknown;
@@ -44,3 +48,30 @@ t.test('debug logs the request and response; info logs no object body', async (t
     response: { allowed: true },
   });
 });
+
+interface SecretCase {
+  name: string;
+  review: unknown;
+  secrets: string[];
+  denied?: string;
+}
+
+for (const c of readJson<{ cases: SecretCase[] }>(`${FIXTURES}redact/secrets.json`).cases) {
+  t.test(`no secret in any log line: ${c.name}`, async (t) => {
+    const outcome = await reviewAdmission(c.review, reviewDeps());
+    for (const level of ['info', 'debug'] as const) {
+      const log = memoryLog();
+      logDecision(createLogger(level, log.stream), outcome, 0.5);
+      t.equal(log.lines.length, level === 'debug' ? 2 : 1, `${level}: the lines are written`);
+      const text = JSON.stringify(log.lines);
+      for (const secret of c.secrets) t.notOk(text.includes(secret), `${level}: ${secret.slice(0, 20)} is not logged`);
+    }
+    if (c.denied !== undefined) {
+      t.equal(outcome.decision.allowed, false);
+      const log = memoryLog();
+      logDecision(createLogger('info', log.stream), outcome, 0.5);
+      t.equal(log.lines[0]?.reason, c.denied, 'the log says what was denied, without the values');
+      t.match(outcome.decision.denial?.message, c.secrets[0] as string, 'the user still sees the values they wrote');
+    }
+  });
+}

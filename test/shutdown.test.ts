@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import t from 'tap';
+import { testApp } from './helpers/app.js';
 import { startBuiltServer } from './helpers/built-server.js';
 import { FIXTURES } from './helpers/fixtures.js';
 import { httpsRequest } from './helpers/https.js';
@@ -67,4 +68,24 @@ t.test('SIGTERM: not ready at once, keeps serving through the delay, no accepted
   t.same(outcomes.failed, [], `no accepted request failed (${outcomes.ok} answered)`);
   t.ok(outcomes.ok > 20, 'requests were answered while draining');
   t.match(output(), '"msg":"stopped"');
+});
+
+t.test('during shutdown every answer carries Connection: close, as docs/operations.md says', async (t) => {
+  const { app } = testApp({ closing: () => true, readiness: { notReadyReasons: () => ['shutting down'] } });
+  t.teardown(() => app.close());
+  for (const [method, url] of [
+    ['GET', '/healthz'],
+    ['GET', '/readyz'],
+    ['GET', '/no-such-path'],
+    ['POST', '/validate'],
+    ['POST', '/convert'],
+  ] as const) {
+    const res = await app.inject({
+      method,
+      url,
+      payload: method === 'POST' ? '{}' : undefined,
+      headers: { 'content-type': 'application/json' },
+    });
+    t.equal(res.headers.connection, 'close', `${method} ${url} (${res.statusCode})`);
+  }
 });

@@ -25,10 +25,12 @@ export type Check<T> = (ctx: CheckContext<T>) => Finding | readonly Finding[] | 
 export interface Field<T> {
   readonly label: string;
   readonly get: (object: T) => unknown;
+  /** Its values may hold credentials (a class's parameters): the user sees them, the log line does not. */
+  readonly secret?: boolean;
 }
 
-export function field<T>(label: string, get: (object: T) => unknown): Field<T> {
-  return { label, get };
+export function field<T>(label: string, get: (object: T) => unknown, options: { secret?: boolean } = {}): Field<T> {
+  return { label, get, ...options };
 }
 
 function joinLabels(labels: readonly string[]): string {
@@ -70,7 +72,9 @@ export function immutable<T>(f: Field<T>): Check<T> {
     const before = f.get(oldObject);
     const after = f.get(object);
     if (sameValue(before, after)) return undefined;
-    return deny('field-immutable', `${f.label} is immutable but was changed from ${render(before)} to ${render(after)}`);
+    const message = `${f.label} is immutable but was changed from ${render(before)} to ${render(after)}`;
+    const logMessage = f.secret === true ? `${f.label} is immutable but was changed (values withheld from the log)` : undefined;
+    return deny('field-immutable', message, logMessage === undefined ? {} : { logMessage });
   };
 }
 

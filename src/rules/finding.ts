@@ -32,9 +32,15 @@ export interface Finding {
   readonly code?: number;
   /** The existing class a `default-class-unique` denial names. */
   readonly conflictsWith?: string;
+  /** What the log says instead of `message`, when the message echoes values that may be credentials. */
+  readonly logMessage?: string;
 }
 
-export function deny(rule: RuleId, message: string, extra: { code?: number; conflictsWith?: string } = {}): Finding {
+export function deny(
+  rule: RuleId,
+  message: string,
+  extra: { code?: number; conflictsWith?: string; logMessage?: string } = {},
+): Finding {
   return { rule, message, ...extra };
 }
 

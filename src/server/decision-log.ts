@@ -9,6 +9,16 @@ function message(outcome: ReviewOutcome): string {
   return decision.softened ? 'allowed (would be denied)' : 'allowed';
 }
 
+/** The response with every message that echoes possible credentials (a finding's logMessage) replaced. */
+function responseForLog(outcome: ReviewOutcome): unknown {
+  const swaps = outcome.evaluation.findings.filter((f) => f.logMessage !== undefined);
+  if (swaps.length === 0) return outcome.body.response;
+  const inJson = (text: string): string => JSON.stringify(text).slice(1, -1);
+  let text = JSON.stringify(outcome.body.response);
+  for (const f of swaps) text = text.split(inJson(f.message)).join(inJson(f.logMessage as string));
+  return JSON.parse(text) as unknown;
+}
+
 /**
  * One line per decision: who asked what, the answer, the rule that decided and how long it took (pino leaves
  * out the fields that are undefined). At debug, also the request (secrets redacted) and the response.
@@ -29,13 +39,16 @@ export function logDecision(logger: Logger, outcome: ReviewOutcome, durationMs: 
       dryRun: request.dryRun === true ? true : undefined,
       allowed: decision.allowed,
       rule: decision.denial?.rule,
-      reason: decision.denial?.message,
+      reason: decision.denial?.logMessage ?? decision.denial?.message,
       warnings: decision.warnings.length > 0 ? decision.warnings.length : undefined,
       ms: Math.round(durationMs * 1000) / 1000,
     },
     message(outcome),
   );
   if (logger.isLevelEnabled('debug')) {
-    logger.debug({ uid: request.uid, request: redactForLog(request), response: outcome.body.response }, 'request and response');
+    logger.debug(
+      { uid: request.uid, request: redactForLog(request), response: redactForLog(responseForLog(outcome)) },
+      'request and response',
+    );
   }
 }

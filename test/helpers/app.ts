@@ -28,12 +28,13 @@ export function reviewDeps(classes = 'cluster', overrides: Partial<ReviewDeps> =
   };
 }
 
-export function testApp(options: { readiness?: Readiness; deps?: ReviewDeps } = {}) {
+export function testApp(options: { readiness?: Readiness; deps?: ReviewDeps; closing?: () => boolean } = {}) {
   const log = memoryLog();
   const app = buildApp({
     review: options.deps ?? reviewDeps(),
     logger: createLogger('info', log.stream),
     readiness: options.readiness ?? { notReadyReasons: () => [] },
+    ...(options.closing === undefined ? {} : { closing: options.closing }),
   });
   return { app, log };
 }
