@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -92,6 +92,17 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       pod.terminationGracePeriodSeconds > delay + Math.max(...hooks.webhooks.map((w: Doc) => w.timeoutSeconds)),
       'the grace period fits the shutdown',
     );
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    t.equal(container.image, `snapshot-webhook:${version}`, 'the image is the package version, set by kustomize images:');
+    t.equal(pod.priorityClassName, 'system-cluster-critical');
+    const policy = one(docs, 'NetworkPolicy');
+    t.same(policy.spec.podSelector.matchLabels, deployment.spec.template.metadata.labels, 'the policy selects the pods');
+    t.same(policy.spec.policyTypes, ['Ingress']);
+    t.same(
+      policy.spec.ingress,
+      [{ ports: [{ port: container.ports[0].containerPort, protocol: 'TCP' }] }],
+      'only the webhook port',
+    );
     const secret = pod.volumes.find((v: Doc) => v.name === 'certs').secret.secretName;
     t.equal(secret, 'snapshot-webhook-tls');
 
@@ -156,6 +167,27 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
     }
   });
 }
+
+/** The base with components, rendered from a kustomization written next to the copied manifests. */
+function renderWith(name: string, components: readonly string[]): Doc[] {
+  const dir = join(tmp, 'manifests', name);
+  mkdirSync(dir, { recursive: true });
+  const list = components.map((c) => `../components/${c}`).join(', ');
+  writeFileSync(join(dir, 'kustomization.yaml'), `resources: [../base]\ncomponents: [${list}]\n`);
+  return render(name);
+}
+
+t.test('components: the first install (failurePolicy Ignore) and Kubernetes 1.20 (policy/v1beta1 budget)', async (t) => {
+  const first = one(renderWith('check-first-install', ['first-install']), 'ValidatingWebhookConfiguration');
+  t.same(
+    first.webhooks.map((w: Doc) => w.failurePolicy),
+    first.webhooks.map(() => 'Ignore'),
+    'every webhook ignores failures',
+  );
+  const old = renderWith('check-1.20', ['kubernetes-1.20']);
+  t.equal(one(old, 'PodDisruptionBudget').apiVersion, 'policy/v1beta1');
+  t.same(one(old, 'PodDisruptionBudget').spec, one(render(''), 'PodDisruptionBudget').spec, 'the same budget');
+});
 
 t.test('the shipped PrometheusRule is the alert rules of docs/metrics.md', async (t) => {
   const rule = one(render('components/monitoring'), 'PrometheusRule');
