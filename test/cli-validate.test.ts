@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import t from 'tap';
 import { RULE_DESCRIPTIONS } from '../src/cli/rule-descriptions.js';
+import { MAX_MANIFEST_BYTES } from '../src/manifests/manifest-files.js';
 import { RULE_IDS } from '../src/rules/finding.js';
 import { runCli } from './helpers/cli.js';
 
@@ -255,4 +258,16 @@ t.test('docs/cli.md lists exactly the validate flags, with their short forms', a
   const help = runCli(['validate', '--help']).stdout;
   const flags = [...help.matchAll(/^ {2}(?:-([a-z]), )?--([a-z-]+)/gm)].filter((m) => m[2] !== 'help');
   t.same(rows.map((m) => [m[1], m[2]]).sort(), flags.map((m) => [m[1], m[2]]).sort());
+});
+
+t.test('a file over the size bound is reported, not read, and the others are still checked', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-large-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const big = join(dir, 'big.yaml');
+  writeFileSync(big, '');
+  truncateSync(big, MAX_MANIFEST_BYTES + 1); // sparse: nothing is written or read
+  const r = runCli(['validate', big, `${DIR}/clean`]);
+  t.equal(r.status, 2);
+  t.match(r.stdout, `${big}: too large: over 64 MiB`);
+  t.match(r.stdout, '4 checked, 0 denied');
 });

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClassIndex } from '../classes/class-index.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { readBounded } from '../manifests/manifest-files.js';
 import { parseManifests, readManifests, type ManifestObject, type ManifestSet } from '../manifests/read-manifests.js';
 import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
 import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
@@ -47,7 +48,11 @@ function readInputs(paths: readonly string[]): ManifestSet {
   all.objects.push(...fromFiles.objects);
   all.problems.push(...fromFiles.problems);
   if (paths.includes('-')) {
-    const fromStdin = parseManifests('<stdin>', readFileSync(0, 'utf8'));
+    const read = readBounded(0);
+    const fromStdin =
+      'problem' in read
+        ? { objects: [], problems: [{ file: '<stdin>', line: 0, message: read.problem }] }
+        : parseManifests('<stdin>', read.text);
     all.objects.push(...fromStdin.objects);
     all.problems.push(...fromStdin.problems);
   }

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** One Kubernetes object found in a manifest file, with where it was written. */
@@ -24,6 +24,33 @@ export interface ManifestSet {
 export type ManifestParser = (file: string, text: string) => ManifestSet;
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+/** The largest manifest file read (64 MiB): far past any real manifest, well inside the CLI's memory. */
+export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
+/** A file's text, or why it is not read: too large, or unreadable. */
+export function readBounded(file: string | 0): { text: string } | { problem: string } {
+  try {
+    if (file !== 0 && statSync(file).size > MAX_MANIFEST_BYTES)
+      return { problem: `too large: over ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB` };
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const buffer = Buffer.alloc(1024 * 1024);
+    const fd = file === 0 ? 0 : openSync(file, 'r');
+    try {
+      for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) {
+        total += n;
+        if (total > MAX_MANIFEST_BYTES) return { problem: `too large: over ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB` };
+        chunks.push(Buffer.from(buffer.subarray(0, n)));
+      }
+    } finally {
+      if (fd !== 0) closeSync(fd);
+    }
+    return { text: Buffer.concat(chunks).toString('utf8') };
+  } catch (error) {
+    return { problem: `cannot read: ${(error as Error).message}` };
+  }
+}
 
 /** Files under a path: the path itself if it is a file, else every .yaml/.yml/.json below it, sorted. */
 export function manifestFiles(path: string): string[] {
@@ -61,14 +88,12 @@ export function readManifestFiles(paths: readonly string[], parse: ManifestParse
       continue;
     }
     for (const file of files) {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (error) {
-        all.problems.push({ file, line: 0, message: `cannot read: ${(error as Error).message}` });
+      const read = readBounded(file);
+      if ('problem' in read) {
+        all.problems.push({ file, line: 0, message: read.problem });
         continue;
       }
-      const found = parse(file, text);
+      const found = parse(file, read.text);
       all.objects.push(...found.objects);
       all.problems.push(...found.problems);
     }
