@@ -93,3 +93,14 @@ t.test('rate-limited per object and message; bounded queue; failures only logged
   t.same(failing.results, ['failed']);
   t.match(failing.log.lines.at(-1), { msg: 'could not record a denial event', err: 'forbidden' });
 });
+
+t.test('a frozen apiserver does not hold the shutdown: drain gives up after its timeout and says so', async (t) => {
+  const log = memoryLog();
+  const events = new DenialEvents({ create: () => new Promise<void>(() => undefined) }, createLogger('info', log.stream));
+  events.record(await outcomeOf('volumesnapshots/v1/update-pvc-changed'));
+  const started = Date.now();
+  await events.drain(200);
+  t.ok(Date.now() - started < 2_000, 'returned');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.match(log.lines.at(-1), { msg: 'denial events not sent before shutdown; dropped', events: 1 });
+});

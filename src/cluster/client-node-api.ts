@@ -2,7 +2,7 @@ import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type Kubernete
 import type { SnapshotClass } from '../schemas/types.js';
 import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
 import type { EventSink } from './denial-events.js';
-import { kubeRequest } from './kube-http.js';
+import { kubeExchange, kubeRequest } from './kube-http.js';
 
 /** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -38,12 +38,16 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
   };
 }
 
+/** How long one Event write may take: a slow or frozen apiserver must not hold the queue or the shutdown. */
+export const EVENT_TIMEOUT_MS = 3_000;
+
 /** Writes core/v1 Events (denial events on the objects). */
 export function eventSink(kc: KubeConfig): EventSink {
   return {
     create: async (event) => {
       const body = { apiVersion: 'v1', kind: 'Event', ...event };
-      await kubeRequest(kc, 'POST', `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`, body);
+      const path = `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`;
+      await kubeExchange(kc, 'POST', path, body, EVENT_TIMEOUT_MS);
     },
   };
 }

@@ -89,6 +89,9 @@ function eventFor(outcome: ReviewOutcome, now: number): DenialEvent | undefined 
  * never waits for it; failures are only logged. Never for dry-run requests. A denied CREATE gets no Event:
  * the object does not exist, and the user already has the message as the API error.
  */
+/** How long the shutdown waits for queued denial events. */
+export const DRAIN_TIMEOUT_MS = 4_000;
+
 export class DenialEvents {
   private readonly queue: DenialEvent[] = [];
   private readonly lastSent = new Map<string, number>();
@@ -142,9 +145,24 @@ export class DenialEvents {
     }
   }
 
-  /** Resolves when every queued event has been sent or has failed (at shutdown). */
-  async drain(): Promise<void> {
-    while (this.sending !== undefined) await this.sending;
+  /**
+   * Resolves when every queued event has been sent or has failed, or after `timeoutMs` (at shutdown: events are
+   * worth a moment, not the grace period); what is left is dropped and said.
+   */
+  async drain(timeoutMs = DRAIN_TIMEOUT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+    const done = (async () => {
+      while (this.sending !== undefined) await this.sending;
+      return 'done' as const;
+    })();
+    const outcome = await Promise.race([done, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') {
+      const left = this.queue.length + 1;
+      this.queue.length = 0;
+      this.logger.warn({ events: left }, 'denial events not sent before shutdown; dropped');
+    }
   }
 
   pending(): number {
