@@ -101,3 +101,18 @@ t.test('the claims see a deleted class as deleted, for the window and within a b
   t.ok(view.deleted('ux4999'), 'the latest is remembered');
   t.notOk(view.deleted('ux0'), 'the oldest went over the bound');
 });
+
+t.test('reservations are bounded and read per driver: a flood of forged defaults', async (t) => {
+  let now = 0;
+  const index = new ClassIndex(() => now);
+  index.replaceAll(KIND, []);
+  for (let i = 0; i < 60_000; i++) index.reserveDefault(KIND, `forged-${i}`, `driver-${i}`);
+  t.equal(index.exists(KIND, 'forged-0'), false, 'the oldest went past the bound (10,000)');
+  t.equal(index.exists(KIND, 'forged-59999'), true, 'the newest is held');
+  t.same(index.defaultsFor(KIND, 'driver-59999'), { ok: true, names: ['forged-59999'] }, 'its driver sees it');
+  t.same(index.defaultsFor(KIND, 'driver-1'), { ok: true, names: [] }, 'an evicted one no longer blocks');
+  now = RESERVATION_MS;
+  t.same(index.defaultsFor(KIND, 'driver-59999'), { ok: true, names: [] }, 'and every one lapses after the window');
+  index.reserveDefault(KIND, 'later', 'd');
+  t.equal(index.exists(KIND, 'forged-59999'), false, 'expired ones are dropped as new ones come');
+});

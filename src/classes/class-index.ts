@@ -24,12 +24,17 @@ interface Reservation {
   readonly until: number;
 }
 
+/** Reservations held at most (a flood of forged creates): past it the oldest go first. */
+const MAX_RESERVATIONS = 10_000;
+
 class KindIndex {
   readonly byName = new Map<string, Entry>();
   /** driver -> names of the classes that are a default for it. Decisions read only this. */
   readonly defaultsByDriver = new Map<string, Set<string>>();
-  /** name -> a default admitted here and not yet seen by the watch. */
+  /** name -> a default admitted here and not yet seen by the watch, oldest first. */
   readonly reserved = new Map<string, Reservation>();
+  /** driver -> names reserved for it: a decision reads one driver's, never all of them. */
+  readonly reservedByDriver = new Map<string, Set<string>>();
   /** uid -> when the cache saw that object go (deleted, or replaced by another object of its name). */
   readonly deletedAt = new Map<string, number>();
   unavailable: string | undefined = 'the class cache has not synced yet';
@@ -49,6 +54,40 @@ class KindIndex {
       if (now - at < CLAIM_WINDOW_MS && this.deletedAt.size <= MAX_REMEMBERED_DELETES) break;
       this.deletedAt.delete(old);
     }
+  }
+
+  reserve(name: string, driver: string, until: number, now: number): void {
+    this.unreserve(name);
+    this.reserved.set(name, { driver, until });
+    const names = this.reservedByDriver.get(driver) ?? new Set<string>();
+    names.add(name);
+    this.reservedByDriver.set(driver, names);
+    // Oldest first: drop the expired ones and whatever is past the bound (amortised O(1) per reservation).
+    for (const [old, r] of this.reserved) {
+      if (r.until > now && this.reserved.size <= MAX_RESERVATIONS) break;
+      this.unreserve(old);
+    }
+  }
+
+  unreserve(name: string): void {
+    const r = this.reserved.get(name);
+    if (r === undefined) return;
+    this.reserved.delete(name);
+    const names = this.reservedByDriver.get(r.driver);
+    names?.delete(name);
+    if (names?.size === 0) this.reservedByDriver.delete(r.driver);
+  }
+
+  /** Names reserved for a driver that are still live. */
+  reservedFor(driver: string, now: number): string[] {
+    const names = this.reservedByDriver.get(driver);
+    if (names === undefined) return [];
+    const live: string[] = [];
+    for (const name of [...names]) {
+      if ((this.reserved.get(name)?.until ?? 0) > now) live.push(name);
+      else this.unreserve(name);
+    }
+    return live;
   }
 
   wasDeleted(uid: string): boolean {
@@ -89,7 +128,7 @@ class KindIndex {
       }
     }
     // The watch shows the admitted default: from now on the index itself counts it.
-    if (entry?.isDefault === true && this.reserved.get(name)?.driver === entry.driver) this.reserved.delete(name);
+    if (entry?.isDefault === true && this.reserved.get(name)?.driver === entry.driver) this.unreserve(name);
   }
 }
 
@@ -173,24 +212,20 @@ export class ClassIndex implements ClassView {
 
   /** Counts a default this replica just admitted, until the watch reports it or RESERVATION_MS pass. */
   reserveDefault(kind: ClassKind, name: string, driver: string): void {
-    this.of(kind).reserved.set(name, { driver, until: this.now() + RESERVATION_MS });
+    const now = this.now();
+    this.of(kind).reserve(name, driver, now + RESERVATION_MS, now);
   }
 
   defaultsFor(kind: ClassKind, driver: string): DefaultsAnswer {
     const index = this.of(kind);
     if (index.unavailable !== undefined) return { ok: false, reason: index.unavailable };
-    const names = new Set(index.defaultsByDriver.get(driver));
-    const now = this.now();
-    for (const [name, r] of index.reserved) {
-      if (r.until <= now) index.reserved.delete(name);
-      else if (r.driver === driver) names.add(name);
-    }
+    const names = new Set([...(index.defaultsByDriver.get(driver) ?? []), ...index.reservedFor(driver, this.now())]);
     return { ok: true, names: [...names].sort() };
   }
 
   exists(kind: ClassKind, name: string): boolean | undefined {
     const index = this.of(kind);
     if (index.unavailable !== undefined) return undefined;
-    return index.byName.has(name) || index.reserved.has(name);
+    return index.byName.has(name) || (index.reserved.get(name)?.until ?? 0) > this.now();
   }
 }
