@@ -1,7 +1,9 @@
+import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
 import { admissionRoutes, BODY_LIMIT, type AdmissionRouteOptions } from './admission-route.js';
+import { limitConnections } from './connection-limit.js';
 import { conversionRoutes } from './conversion-route.js';
 import { asWebhookError, errorBody } from './error-body.js';
 import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
@@ -17,6 +19,17 @@ export const KEEP_ALIVE_MS = 120_000;
  * from Node rather than a timeout at the apiserver, and a slow sender cannot hold a connection open for long.
  */
 export const REQUEST_TIMEOUT_MS = 4_000;
+
+/**
+ * Node's HTTP server applies the header and request timeouts only when given to its constructor, and checks
+ * them every connectionsCheckingInterval (30 s by default): both are passed there. A TLS handshake gets as long.
+ */
+const CONNECTION_LIMITS = {
+  headersTimeout: REQUEST_TIMEOUT_MS,
+  requestTimeout: REQUEST_TIMEOUT_MS,
+  keepAliveTimeout: KEEP_ALIVE_MS,
+  connectionsCheckingInterval: 1_000,
+};
 
 export interface Readiness {
   /** Reasons the server is not ready; empty when ready. */
@@ -59,11 +72,17 @@ function createFastify(tls: AppOptions['tls']): FastifyInstance {
     exposeHeadRoutes: false,
     schemaController: NO_ROUTE_SCHEMAS,
   } satisfies FastifyServerOptions;
-  if (tls === undefined) return Fastify(options);
+  if (tls === undefined) return Fastify({ ...options, http: CONNECTION_LIMITS });
   // fastify types an HTTPS instance apart; the routes here do not depend on which server it is.
   const https: FastifyHttpsOptions<HttpsServer> = {
     ...options,
-    https: { cert: tls.cert, key: tls.key, minVersion: MIN_TLS_VERSION },
+    https: {
+      cert: tls.cert,
+      key: tls.key,
+      minVersion: MIN_TLS_VERSION,
+      handshakeTimeout: REQUEST_TIMEOUT_MS,
+      ...CONNECTION_LIMITS,
+    },
   };
   return Fastify(https) as unknown as FastifyInstance;
 }
@@ -72,6 +91,8 @@ function createFastify(tls: AppOptions['tls']): FastifyInstance {
 export function buildApp(options: AppOptions): FastifyInstance {
   const { logger, readiness, metrics, closing } = options;
   const app = createFastify(options.tls);
+  const connections = limitConnections(app.server as unknown as HttpServer, options.tls !== undefined);
+  metrics?.watchConnections(connections);
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     const error = asWebhookError(raw, request);
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReviewOutcome } from '../admission/review.js';
 import { packageVersion } from '../config/version.js';
+import { MAX_CONNECTIONS, type ConnectionCounts } from './connection-limit.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
@@ -106,6 +107,13 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
+  /** The listener's connections, once it exists (buildApp). */
+  private connections: ConnectionCounts | undefined;
+
+  watchConnections(counts: ConnectionCounts): void {
+    this.connections = counts;
+  }
+
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     const { cache } = sources;
@@ -157,6 +165,24 @@ export class WebhookMetrics {
           for (const [driver, count] of counts.slice(0, MAX_DRIVER_SERIES))
             this.set({ kind, driver: driver.slice(0, 63) }, count);
         }
+      },
+    });
+    const connections = (): ConnectionCounts | undefined => this.connections;
+    new Gauge({
+      name: `${PREFIX}connections`,
+      help: `Open connections to the HTTPS port (at most ${MAX_CONNECTIONS}; past it idle ones, then the oldest, are closed).`,
+      registers: [this.registry],
+      collect() {
+        this.set(connections()?.open() ?? 0);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}connections_evicted_total`,
+      help: 'Connections closed to keep the open ones within the limit.',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(connections()?.evicted() ?? 0);
       },
     });
     new Gauge({
