@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
 import { buildApp } from '../src/server/app.js';
 import { WebhookMetrics } from '../src/server/metrics.js';
@@ -14,10 +17,12 @@ async function inFlight(metrics: WebhookMetrics): Promise<number> {
 }
 
 /** A loopback server with these metrics, closed when the test ends. */
-async function listening(t: Test, metrics: WebhookMetrics, level: 'info' | 'warn') {
+async function listening(t: Test, metrics: WebhookMetrics, level: 'info' | 'warn', keepLog = true) {
+  // Info lines are written either way; kept only when a test reads them (10,000 kept lines are heap of their own).
+  const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
   const app = buildApp({
     review: reviewDeps(),
-    logger: createLogger(level, memoryLog().stream),
+    logger: createLogger(level, keepLog ? memoryLog().stream : discard),
     readiness: { notReadyReasons: () => [] },
     metrics,
   });
@@ -56,27 +61,44 @@ t.test('GET /metrics exposes requests, decisions, findings, latency, cache and c
   t.match(text, /^snapshot_webhook_process_resident_memory_bytes \d+/m, 'Node process metrics');
 });
 
-t.test('label values come from the route table, never from the request', async (t) => {
+/** Heap in use after a full collection (gc exposed for this measurement only). */
+function heapAfterGc(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+t.test('label values come from fixed sets: 10,000 hostile values add no series and no heap', async (t) => {
   const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined, logLinesDropped: () => 7 });
-  const { app, port } = await listening(t, metrics, 'warn');
-  const review = (i: number, operation: string) => ({
+  const { app, port } = await listening(t, metrics, 'info', false);
+  const review = (i: number) => ({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: `u-${i}`,
-      kind: { group: 'x', version: 'v1', kind: 'X' },
-      resource: { group: `group-${i}.example.com`, version: 'v1', resource: `r${i}`.padEnd(2000, 'x') },
-      operation,
-      userInfo: { username: 'someone' },
+      kind: { group: `k${i}`, version: `v${i}`, kind: `K${i}` },
+      resource: { group: `group-${i}.example.com`, version: `v${i}`, resource: `r${i}`.padEnd(2000, 'x') },
+      operation: i % 2 === 0 ? 'CREATE' : `OP-${i}`,
+      userInfo: { username: `someone-${i}` },
       object: {},
     },
   });
-  for (let i = 0; i < 50; i++) await postJson(port, JSON.stringify(review(i, i % 2 === 0 ? 'CREATE' : `OP-${i}`)));
+  const seriesCount = async (): Promise<number> =>
+    (await app.inject({ method: 'GET', url: '/metrics' })).body
+      .split('\n')
+      .filter((l) => /^snapshot_webhook_(?!process|nodejs)/.test(l)).length;
+  for (let i = 0; i < 100; i++) await postJson(port, JSON.stringify(review(i)));
+  const seriesBefore = await seriesCount();
+  const heapBefore = heapAfterGc();
+  for (let i = 100; i < 10_100; i++) await postJson(port, JSON.stringify(review(i)));
+  const heapGrowth = heapAfterGc() - heapBefore;
+  t.equal(await seriesCount(), seriesBefore, 'the same series after 10,000 distinct groups, resources, versions and operations');
+  t.ok(heapGrowth < 4 * 2 ** 20, `heap grew ${(heapGrowth / 2 ** 20).toFixed(2)} MiB`);
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
   const series = text.split('\n').filter((l) => l.startsWith('snapshot_webhook_admission_requests_total{'));
   t.same(series.sort(), [
-    'snapshot_webhook_admission_requests_total{group="other",resource="other",operation="CREATE",decision="allowed"} 25',
-    'snapshot_webhook_admission_requests_total{group="other",resource="other",operation="other",decision="allowed"} 25',
+    'snapshot_webhook_admission_requests_total{group="other",resource="other",operation="CREATE",decision="allowed"} 5050',
+    'snapshot_webhook_admission_requests_total{group="other",resource="other",operation="other",decision="allowed"} 5050',
   ]);
   t.equal(text.split('\n').filter((l) => l.startsWith('snapshot_webhook_admission_duration_seconds_count{')).length, 1);
   t.ok(text.split('\n').includes('snapshot_webhook_log_lines_dropped_total 7'), 'dropped log lines');
