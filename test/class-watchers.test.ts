@@ -6,7 +6,16 @@ import type { SnapshotClass } from '../src/schemas/types.js';
 import { memoryLog } from './helpers/app.js';
 import { FakeCluster, tick } from './helpers/fake-cluster.js';
 
-const FAST = { rediscoverMs: 60_000, backoffBaseMs: 5, backoffMaxMs: 20 };
+const FAST = {
+  rediscoverMs: 60_000,
+  backoffBaseMs: 5,
+  backoffMaxMs: 20,
+  // Liveness runs only when a test calls checkLiveness().
+  probeEveryMs: 3_600_000,
+  probeTimeoutMs: 100,
+  silenceMs: 90_000,
+  staleUnreadyMs: 30_000,
+};
 const cls = (name: string, driver: string, isDefault: boolean): SnapshotClass => ({
   metadata: { name, ...(isDefault ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}) },
   driver,
@@ -147,4 +156,55 @@ t.test('stop ends every watch and timer', async (t) => {
   await tick(40);
   t.equal(cluster.watches.length, count, 'no restart after stop');
   t.ok(cluster.watches.every((w) => w.stopped));
+});
+
+t.test('a frozen apiserver: the probe fails, the kind is not synced and restarted, and after 30 s not ready', async (t) => {
+  let now = 1_000_000;
+  const cluster = new FakeCluster();
+  const log = memoryLog();
+  const watchers = new ClassWatchers(new ClassIndex(), cluster, createLogger('info', log.stream), FAST, () => now);
+  await watchers.start();
+  t.teardown(() => watchers.stop());
+  cluster.latest('volumesnapshotclasses').handlers.listed([]);
+  cluster.latest('volumegroupsnapshotclasses').handlers.listed([]);
+  watchers.checkLiveness();
+  await tick(5);
+  t.equal(cluster.probes, 2, 'each synced kind is asked');
+  t.ok(watchers.isHealthy('VolumeSnapshotClass'));
+  cluster.probeError = new Error('GET /apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses?limit=1: timed out');
+  watchers.checkLiveness();
+  await tick(5);
+  t.notOk(watchers.isHealthy('VolumeSnapshotClass'), 'not healthy: claims deny with 503');
+  t.match(watchers.status()[0], { kind: 'VolumeSnapshotClass', synced: false, state: 'broken' });
+  t.same(watchers.notReadyReasons(), [], 'ready for a while: a blip does not flap readiness');
+  now += 30_000;
+  t.match(watchers.notReadyReasons(), [/^VolumeSnapshotClass cache is stale for 30 s: GET .*timed out$/]);
+  cluster.probeError = undefined;
+  await tick(50);
+  cluster.latest('volumesnapshotclasses').handlers.listed([]);
+  cluster.latest('volumegroupsnapshotclasses').handlers.listed([]);
+  t.same(watchers.notReadyReasons(), [], 'ready again once it lists');
+  t.ok(watchers.isHealthy('VolumeSnapshotClass'));
+});
+
+t.test('a silent watch is restarted; bookmarks and reconnects count as signs of life', async (t) => {
+  let now = 1_000_000;
+  const cluster = new FakeCluster();
+  const watchers = new ClassWatchers(new ClassIndex(), cluster, createLogger('info', memoryLog().stream), FAST, () => now);
+  await watchers.start();
+  t.teardown(() => watchers.stop());
+  const first = cluster.latest('volumesnapshotclasses');
+  first.handlers.listed([]);
+  cluster.latest('volumegroupsnapshotclasses').handlers.listed([]);
+  now += 80_000;
+  first.handlers.alive?.();
+  now += 80_000;
+  watchers.checkLiveness();
+  t.ok(watchers.isHealthy('VolumeSnapshotClass'), 'a bookmark 80 s ago keeps it alive');
+  now += 11_000;
+  watchers.checkLiveness();
+  t.notOk(watchers.isHealthy('VolumeSnapshotClass'), 'silent for 91 s: broken');
+  t.ok(first.stopped, 'the old watch is stopped');
+  await tick(50);
+  t.not(cluster.latest('volumesnapshotclasses'), first, 'and a new one started');
 });

@@ -14,13 +14,31 @@ export interface WatcherTiming {
   /** Restart backoff: base doubled per failed attempt up to max, each with +-20% jitter. */
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
+  /** How often a synced kind's apiserver is asked a small question (a list of one), and how long it may take. */
+  readonly probeEveryMs: number;
+  readonly probeTimeoutMs: number;
+  /** A synced watch with no event, bookmark or reconnect for this long is dead: restarted. */
+  readonly silenceMs: number;
+  /** A kind that gated readiness and has been broken this long makes the server not ready. */
+  readonly staleUnreadyMs: number;
 }
 
 /**
  * Rediscovery each minute costs one small request. Backoff from 1 s to 5 s (±20%): a list every few seconds
  * per replica does not burden an apiserver that is down, and the cache resumes within about 6 s of its return.
  */
-export const DEFAULT_TIMING: WatcherTiming = { rediscoverMs: 60_000, backoffBaseMs: 1_000, backoffMaxMs: 5_000 };
+export const DEFAULT_TIMING: WatcherTiming = {
+  rediscoverMs: 60_000,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 5_000,
+  // A frozen apiserver is noticed within 13 s; one request per kind every 10 s per replica is nothing to it.
+  probeEveryMs: 10_000,
+  probeTimeoutMs: 3_000,
+  // The server-side watch timeout is 60 s (client-node-api.ts): a live watch speaks at least that often.
+  silenceMs: 90_000,
+  // Long enough that a restart or a blip never flaps readiness.
+  staleUnreadyMs: 30_000,
+};
 
 type WatchState = 'unknown' | 'not-served' | 'syncing' | 'synced' | 'broken' | 'forbidden';
 
@@ -34,6 +52,8 @@ class KindWatcher {
   gatesReadiness = false;
   lastEventAt: number | undefined;
   brokenSince: number | undefined;
+  problem: string | undefined;
+  probing = false;
   failures = 0;
   restarts = 0;
   retry: NodeJS.Timeout | undefined;
@@ -61,6 +81,7 @@ export class ClassWatchers {
   private discoveryProblem: string | undefined;
   private discoveryFailures = 0;
   private rediscover: NodeJS.Timeout | undefined;
+  private liveness: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
@@ -75,11 +96,46 @@ export class ClassWatchers {
   async start(): Promise<void> {
     await this.discover();
     this.rediscover = setInterval(() => void this.discover(), this.timing.rediscoverMs).unref();
+    this.liveness = setInterval(() => this.checkLiveness(), this.timing.probeEveryMs).unref();
+  }
+
+  /**
+   * A synced watch can look healthy while its apiserver is frozen or its stream is dead: each synced kind is
+   * asked a small question, and a watch silent past the bound is restarted. Either failure counts as a broken
+   * watch (not synced, restarted with backoff).
+   */
+  checkLiveness(): void {
+    const now = this.now();
+    for (const w of this.watchers.values()) {
+      const current = w.watch;
+      if (this.stopped || w.state !== 'synced' || current === undefined) continue;
+      const silent = now - (w.lastEventAt ?? now);
+      if (silent > this.timing.silenceMs) {
+        this.onFailure(
+          w,
+          new Error(`the watch said nothing (no event, bookmark or reconnect) for ${Math.round(silent / 1000)} s`),
+        );
+        continue;
+      }
+      if (w.probing) continue;
+      w.probing = true;
+      const resource = { ...CLASS_RESOURCES[w.kind], version: w.version as string };
+      this.api
+        .probe(resource, this.timing.probeTimeoutMs)
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            if (w.watch === current && w.state === 'synced') this.onFailure(w, error);
+          },
+        )
+        .finally(() => (w.probing = false));
+    }
   }
 
   stop(): void {
     this.stopped = true;
     clearInterval(this.rediscover);
+    clearInterval(this.liveness);
     for (const w of this.watchers.values()) {
       clearTimeout(w.retry);
       w.watch?.stop();
@@ -89,9 +145,14 @@ export class ClassWatchers {
 
   notReadyReasons(): string[] {
     if (!this.discovered) return [`cannot discover the cluster's API groups yet: ${this.discoveryProblem ?? 'starting'}`];
-    return [...this.watchers.values()]
-      .filter((w) => w.gatesReadiness && !w.everSynced && (w.state === 'syncing' || w.state === 'broken'))
-      .map((w) => `${w.kind} cache has not synced yet`);
+    const now = this.now();
+    return [...this.watchers.values()].flatMap((w) => {
+      if (!w.gatesReadiness || (w.state !== 'syncing' && w.state !== 'broken')) return [];
+      if (!w.everSynced) return [`${w.kind} cache has not synced yet`];
+      const stale = w.brokenSince === undefined ? 0 : now - w.brokenSince;
+      if (w.state !== 'broken' || stale < this.timing.staleUnreadyMs) return [];
+      return [`${w.kind} cache is stale for ${Math.round(stale / 1000)} s: ${w.problem ?? 'the watch is broken'}`];
+    });
   }
 
   /** Whether a kind's cache is synced and its watch running: a decision may trust what it does not hold. */
@@ -179,6 +240,7 @@ export class ClassWatchers {
         w.state = 'synced';
         w.everSynced = true;
         w.brokenSince = undefined;
+        w.problem = undefined;
         w.failures = 0;
         w.lastEventAt = this.now();
       },
@@ -195,6 +257,9 @@ export class ClassWatchers {
       failed: (error) => {
         if (w.watch === current) this.onFailure(w, error);
       },
+      alive: () => {
+        if (w.watch === current) w.lastEventAt = this.now();
+      },
     });
     w.watch = current;
     // A kind that is forbidden stays so (and is not logged again) until a list succeeds.
@@ -209,6 +274,7 @@ export class ClassWatchers {
     const status = statusOf(error);
     const message = error instanceof Error ? error.message : JSON.stringify(error);
     w.failures += 1;
+    w.problem = message.slice(0, 300);
     w.watch?.stop();
     w.watch = undefined;
     const delay = this.backoff(w.failures);

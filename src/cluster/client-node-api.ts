@@ -12,6 +12,33 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   return kc;
 }
 
+/**
+ * The apiserver ends each watch after this long (server-side timeout) and the informer watches again from where
+ * it was: a stream that died without a word is replaced within a minute, and bookmarks keep a quiet watch
+ * talking, so silence itself is a sign of trouble (class-watchers.ts).
+ */
+export const WATCH_TIMEOUT_S = 60;
+
+/** client-node's Watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. */
+function talkativeWatch(kc: KubeConfig, alive: () => void): Watch {
+  const watch = new Watch(kc);
+  const original = watch.watch.bind(watch);
+  watch.watch = (path, params, callback, done) =>
+    original(
+      path,
+      { ...params, timeoutSeconds: WATCH_TIMEOUT_S, allowWatchBookmarks: true },
+      (phase, object, raw) => {
+        alive();
+        callback(phase, object, raw);
+      },
+      (error) => {
+        alive();
+        done(error);
+      },
+    );
+  return watch;
+}
+
 /** The ClusterApi of a real cluster, through @kubernetes/client-node's informer machinery (ListWatch). */
 export function clientNodeApi(kc: KubeConfig): ClusterApi {
   return {
@@ -28,12 +55,23 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
         handlers.listed(result.items as SnapshotClass[]);
         return result;
       };
-      const informer = new ListWatch<KubernetesObject>(path, new Watch(kc), list, false);
+      const alive = (): void => handlers.alive?.();
+      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(kc, alive), list, false);
+      informer.on('connect', alive);
       informer.on('add', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('update', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('delete', (o) => handlers.deleted(o as SnapshotClass));
       informer.on('error', (error: unknown) => handlers.failed(error));
       return { start: () => informer.start(), stop: () => void informer.stop() };
+    },
+    async probe(resource: ClassResource, timeoutMs: number) {
+      await kubeExchange(
+        kc,
+        'GET',
+        `/apis/${resource.group}/${resource.version}/${resource.plural}?limit=1`,
+        undefined,
+        timeoutMs,
+      );
     },
   };
 }

@@ -14,6 +14,8 @@ export interface WatchHandlers {
   deleted(item: SnapshotClass): void;
   /** The watch stopped with this error; it does not restart by itself. */
   failed(error: unknown): void;
+  /** A sign of life with nothing to change: a bookmark, a reconnect, a server-side timeout. */
+  alive?(): void;
 }
 
 export interface ClassWatch {
@@ -32,6 +34,8 @@ export interface ClusterApi {
    */
   servedGroups(wanted: readonly { readonly group: string; readonly plural: string }[]): Promise<ReadonlyMap<string, string>>;
   watchClasses(resource: ClassResource, handlers: WatchHandlers): ClassWatch;
+  /** One small read (a list of at most one object) that must answer within `timeoutMs`: is the apiserver there? */
+  probe(resource: ClassResource, timeoutMs: number): Promise<void>;
 }
 
 /** The HTTP status of a client-node error, when it has one. */

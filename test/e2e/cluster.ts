@@ -59,6 +59,9 @@ export interface TestCluster {
   /** Stops the apiserver only (etcd keeps the data), for outage tests. */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
+  /** SIGSTOP / SIGCONT the apiserver: its connections stay open and nothing answers (a frozen apiserver). */
+  freezeApiserver(): void;
+  thawApiserver(): void;
   stop(): Promise<void>;
   logs(): string;
 }
@@ -174,7 +177,10 @@ export async function startCluster(dir: string): Promise<TestCluster> {
       await apiserver?.stop();
     },
     startApiserver,
+    freezeApiserver: () => void apiserver?.child.kill('SIGSTOP'),
+    thawApiserver: () => void apiserver?.child.kill('SIGCONT'),
     stop: async () => {
+      apiserver?.child.kill('SIGCONT');
       await apiserver?.stop();
       await etcd.stop();
     },

@@ -13,6 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { stopAll, waitFor } from './processes.js';
+import { ask, GROUP_CLASSES, klass, SNAPSHOT_CLASSES } from './direct-review.js';
 import { httpsGet, startWebhook, type TestWebhook } from './webhook.js';
 import { httpsRequest } from '../helpers/https.js';
 
@@ -32,57 +33,6 @@ const client = (kubeconfig: string): KubeConfig => {
   kc.loadFromFile(kubeconfig);
   return kc;
 };
-const SNAPSHOT_CLASSES = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' };
-const GROUP_CLASSES = { group: 'groupsnapshot.storage.k8s.io', version: 'v1beta2', plural: 'volumegroupsnapshotclasses' };
-const klass = (group: boolean, name: string, driver: string): Record<string, unknown> => ({
-  apiVersion: group ? 'groupsnapshot.storage.k8s.io/v1beta2' : 'snapshot.storage.k8s.io/v1',
-  kind: group ? 'VolumeGroupSnapshotClass' : 'VolumeSnapshotClass',
-  metadata: {
-    name,
-    annotations: {
-      [group ? 'groupsnapshot.storage.kubernetes.io/is-default-class' : 'snapshot.storage.kubernetes.io/is-default-class']:
-        'true',
-    },
-  },
-  driver,
-  deletionPolicy: 'Delete',
-});
-
-/** Asks the webhook directly (no apiserver in between) whether a default class may be created. */
-async function ask(
-  hook: TestWebhook,
-  group: boolean,
-  name: string,
-  driver: string,
-): Promise<{ allowed: boolean; message: string }> {
-  const review = {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: `${name}-${Date.now()}`,
-      kind: {
-        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
-        version: group ? 'v1beta2' : 'v1',
-        kind: group ? 'VolumeGroupSnapshotClass' : 'VolumeSnapshotClass',
-      },
-      resource: {
-        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
-        version: group ? 'v1beta2' : 'v1',
-        resource: group ? GROUP_CLASSES.plural : SNAPSHOT_CLASSES.plural,
-      },
-      operation: 'CREATE',
-      dryRun: true,
-      object: klass(group, name, driver),
-    },
-  };
-  const answer = await httpsRequest(hook.port, {
-    path: '/validate',
-    body: JSON.stringify(review),
-    ca: Buffer.from(hook.caBundle, 'base64'),
-  });
-  const response = (JSON.parse(answer.body) as { response: { allowed: boolean; status?: { message: string } } }).response;
-  return { allowed: response.allowed, message: response.status?.message ?? '' };
-}
 
 t.before(async () => {
   cluster = await startCluster(dir);
@@ -278,4 +228,53 @@ t.test('a CRD deleted and re-created', async (t) => {
   );
   t.pass('the re-created kind is watched again');
   t.equal(hook.process.child.exitCode, null);
+});
+
+t.test('a frozen apiserver (SIGSTOP): noticed, no second default admitted, not ready after 30 s, back on SIGCONT', async (t) => {
+  const hook = await startWebhook(dir, cluster.kubeconfig);
+  started.push(hook);
+  const ca = Buffer.from(hook.caBundle, 'base64');
+  const driver = 'frozen.csi.example.com';
+  t.same(await ask(hook, false, 'first', driver), { allowed: true, message: '' }, 'a first default is allowed before');
+  const second = await cluster.startSecondApiserver();
+  t.teardown(() => second.stop());
+  cluster.freezeApiserver();
+  t.teardown(() => cluster.thawApiserver());
+  const frozenAt = Date.now();
+  // Written through the other apiserver: the webhook's watch, on the frozen one, never hears of it.
+  await client(second.kubeconfig)
+    .makeApiClient(CustomObjectsApi)
+    .createClusterCustomObject({ ...SNAPSHOT_CLASSES, body: klass(false, 'made-while-frozen', driver) });
+  const answers: { allowed: boolean; message: string }[] = [];
+  let stale = '';
+  await waitFor(
+    'not ready with the stale cache as the reason',
+    async () => {
+      answers.push(await ask(hook, false, `rival-${answers.length}`, driver));
+      const readiness = await httpsGet(hook.port, '/readyz', ca);
+      stale = readiness.body;
+      return readiness.status === 503 && readiness.body.includes('VolumeSnapshotClass cache is stale');
+    },
+    60_000,
+    1_000,
+  );
+  t.ok(Date.now() - frozenAt >= 30_000, `not ready ${Math.round((Date.now() - frozenAt) / 1000)} s after the freeze: ${stale}`);
+  t.equal(answers.filter((a) => a.allowed).length, 0, `none of ${answers.length} second defaults admitted while frozen`);
+  t.ok(
+    answers.every((a) => /cannot record|cannot check whether/.test(a.message)),
+    `each denied as unable to answer (${answers[0]?.message})`,
+  );
+  t.match(
+    (await httpsGet(hook.port, '/metrics', ca)).body,
+    'snapshot_webhook_class_cache_synced{kind="VolumeSnapshotClass"} 0',
+    'the cache counts as not synced',
+  );
+  cluster.thawApiserver();
+  await waitFor('ready again after SIGCONT', hook.ready, 30_000, 500);
+  t.same(
+    await ask(hook, false, 'rival-after', driver),
+    { allowed: false, message: `default snapshot class: made-while-frozen already exists for driver: ${driver}` },
+    'the class written during the freeze is seen',
+  );
+  await hook.process.stop();
 });

@@ -15,7 +15,15 @@ export class FakeCluster implements ClusterApi {
   ]);
   discoveryError: Error | undefined;
   discoveries = 0;
+  /** What a probe does: answer, fail, or never answer (a frozen apiserver). */
+  probeError: Error | undefined;
+  probes = 0;
   readonly watches: FakeWatch[] = [];
+
+  async probe(): Promise<void> {
+    this.probes += 1;
+    if (this.probeError !== undefined) throw this.probeError;
+  }
 
   async servedGroups(): Promise<ReadonlyMap<string, string>> {
     this.discoveries += 1;

@@ -1,0 +1,55 @@
+// Reviews sent straight to a webhook (no apiserver in between), for the fault suites.
+import type { TestWebhook } from './webhook.js';
+import { httpsRequest } from '../helpers/https.js';
+
+export const SNAPSHOT_CLASSES = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' };
+export const GROUP_CLASSES = { group: 'groupsnapshot.storage.k8s.io', version: 'v1beta2', plural: 'volumegroupsnapshotclasses' };
+export const klass = (group: boolean, name: string, driver: string): Record<string, unknown> => ({
+  apiVersion: group ? 'groupsnapshot.storage.k8s.io/v1beta2' : 'snapshot.storage.k8s.io/v1',
+  kind: group ? 'VolumeGroupSnapshotClass' : 'VolumeSnapshotClass',
+  metadata: {
+    name,
+    annotations: {
+      [group ? 'groupsnapshot.storage.kubernetes.io/is-default-class' : 'snapshot.storage.kubernetes.io/is-default-class']:
+        'true',
+    },
+  },
+  driver,
+  deletionPolicy: 'Delete',
+});
+
+/** Asks the webhook directly (no apiserver in between) whether a default class may be created. */
+export async function ask(
+  hook: TestWebhook,
+  group: boolean,
+  name: string,
+  driver: string,
+): Promise<{ allowed: boolean; message: string }> {
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `${name}-${Date.now()}`,
+      kind: {
+        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
+        version: group ? 'v1beta2' : 'v1',
+        kind: group ? 'VolumeGroupSnapshotClass' : 'VolumeSnapshotClass',
+      },
+      resource: {
+        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
+        version: group ? 'v1beta2' : 'v1',
+        resource: group ? GROUP_CLASSES.plural : SNAPSHOT_CLASSES.plural,
+      },
+      operation: 'CREATE',
+      dryRun: true,
+      object: klass(group, name, driver),
+    },
+  };
+  const answer = await httpsRequest(hook.port, {
+    path: '/validate',
+    body: JSON.stringify(review),
+    ca: Buffer.from(hook.caBundle, 'base64'),
+  });
+  const response = (JSON.parse(answer.body) as { response: { allowed: boolean; status?: { message: string } } }).response;
+  return { allowed: response.allowed, message: response.status?.message ?? '' };
+}
