@@ -120,6 +120,27 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     max: 3600,
     help: 'seconds between checks of which class kinds the cluster serves',
   },
+  {
+    name: 'client-ca-file',
+    type: 'string',
+    env: 'SNAPSHOT_WEBHOOK_CLIENT_CA_FILE',
+    help: 'PEM CA of the clients allowed to connect (mutual TLS): a connection without a client certificate from it is refused at the handshake',
+  },
+  {
+    name: 'allowed-client-names',
+    type: 'list',
+    env: 'SNAPSHOT_WEBHOOK_ALLOWED_CLIENT_NAMES',
+    help: 'with --client-ca-file: comma-separated names (certificate CN or DNS SAN) of the clients allowed; others are cut',
+  },
+  {
+    name: 'probe-port',
+    type: 'int',
+    env: 'SNAPSHOT_WEBHOOK_PROBE_PORT',
+    default: '0',
+    min: 0,
+    max: 65535,
+    help: 'also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off); for kubelet probes with --client-ca-file',
+  },
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 
@@ -137,6 +158,9 @@ export interface ServeOptions {
   readonly logLevel: LogLevel;
   readonly shutdownDelayMs: number;
   readonly discoveryIntervalMs: number;
+  readonly clientCaFile: string | undefined;
+  readonly allowedClientNames: readonly string[];
+  readonly probePort: number;
 }
 
 export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ServeOptions {
@@ -148,6 +172,11 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const explicitKubeconfig = argv.some((a) => /^--?kubeconfig(=|$)/.test(a));
   if (classesFrom !== undefined && explicitKubeconfig) {
     throw new UsageError('--classes-from and --kubeconfig both name where classes come from; give one');
+  }
+  const clientCaFile = flagString(flags, 'client-ca-file');
+  const allowedClientNames = flagList(flags, 'allowed-client-names');
+  if (allowedClientNames.length > 0 && clientCaFile === undefined) {
+    throw new UsageError('--allowed-client-names needs --client-ca-file: only a verified certificate has a name to check');
   }
   const verbosity = flags.values.get('v');
   const level = (flagString(flags, 'log-level') ?? 'info') as LogLevel;
@@ -166,5 +195,8 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     logLevel: typeof verbosity === 'number' && verbosity >= 4 && level === 'info' ? 'debug' : level,
     shutdownDelayMs: flagNumber(flags, 'shutdown-delay') * 1000,
     discoveryIntervalMs: flagNumber(flags, 'discovery-interval') * 1000,
+    clientCaFile,
+    allowedClientNames,
+    probePort: flagNumber(flags, 'probe-port'),
   };
 }

@@ -1,5 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
 import { admissionRoutes, BODY_LIMIT, type AdmissionRouteOptions } from './admission-route.js';
@@ -38,8 +39,17 @@ export interface Readiness {
 
 export interface AppOptions extends AdmissionRouteOptions {
   readonly readiness: Readiness;
-  /** Serving certificate and key; omitted for plain HTTP on loopback (tests only). */
-  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /**
+   * Serving certificate and key; omitted for plain HTTP on loopback (tests only). With `clientCa`, mutual TLS:
+   * a client without a certificate from it is refused at the handshake, and with `allowedClientNames` one whose
+   * certificate names none of them is cut right after it.
+   */
+  readonly tls?: {
+    readonly cert: Buffer;
+    readonly key: Buffer;
+    readonly clientCa?: Buffer;
+    readonly allowedClientNames?: readonly string[];
+  };
   /** True once shutdown began: answers then carry `Connection: close` so clients stop reusing connections. */
   readonly closing?: () => boolean;
 }
@@ -82,6 +92,7 @@ function createFastify(tls: AppOptions['tls']): FastifyInstance {
       minVersion: MIN_TLS_VERSION,
       handshakeTimeout: REQUEST_TIMEOUT_MS,
       ...CONNECTION_LIMITS,
+      ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }),
     },
   };
   return Fastify(https) as unknown as FastifyInstance;
@@ -93,6 +104,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = createFastify(options.tls);
   const connections = limitConnections(app.server as unknown as HttpServer, options.tls !== undefined);
   metrics?.watchConnections(connections);
+  if (options.tls?.clientCa !== undefined) refuseUnknownClients(app.server as unknown as TlsServer, options.tls, options);
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     const error = asWebhookError(raw, request);
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
@@ -114,6 +126,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   }
   admissionRoutes(app, options);
   conversionRoutes(app, options);
+  probeRoutes(app, readiness, metrics);
+  return app;
+}
+
+/** /healthz, /readyz and /metrics: on the HTTPS port, and on the plain probe port when there is one. */
+function probeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AppOptions['metrics']): void {
   if (metrics !== undefined) {
     app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
   }
@@ -126,5 +144,39 @@ export function buildApp(options: AppOptions): FastifyInstance {
       .type('text/plain')
       .send(`not ready: ${reasons.join('; ')}`);
   });
+}
+
+/**
+ * The plain-HTTP probe port (`--probe-port`): with mutual TLS the kubelet, which has no client certificate,
+ * probes here. It answers only /healthz, /readyz and /metrics; nothing on it changes or decides anything.
+ */
+export function buildProbeApp(readiness: Readiness, metrics: AppOptions['metrics']): FastifyInstance {
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, schemaController: NO_ROUTE_SCHEMAS, http: CONNECTION_LIMITS });
+  probeRoutes(app, readiness, metrics);
   return app;
+}
+
+/** The names a client certificate gives: its CN and its DNS SANs. */
+function clientNames(socket: TLSSocket): string[] {
+  const cert = socket.getPeerCertificate();
+  const cn = cert.subject?.CN;
+  const sans = (cert.subjectaltname ?? '')
+    .split(', ')
+    .filter((n) => n.startsWith('DNS:'))
+    .map((n) => n.slice(4));
+  return [...(typeof cn === 'string' ? [cn] : []), ...sans];
+}
+
+/** With mutual TLS: counts refused handshakes, and cuts a verified client whose names are not allowed. */
+function refuseUnknownClients(server: TlsServer, tls: NonNullable<AppOptions['tls']>, options: AppOptions): void {
+  server.on('tlsClientError', () => options.metrics?.clientRefused('handshake'));
+  const allowed = new Set(tls.allowedClientNames ?? []);
+  if (allowed.size === 0) return;
+  server.on('secureConnection', (socket: TLSSocket) => {
+    const names = clientNames(socket);
+    if (names.some((n) => allowed.has(n))) return;
+    options.metrics?.clientRefused('name');
+    options.logger.debug({ names: names.slice(0, 5) }, 'refused a client certificate whose names are not allowed');
+    socket.destroy();
+  });
 }

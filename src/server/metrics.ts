@@ -107,6 +107,17 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
+  private readonly refused = new Counter({
+    name: `${PREFIX}tls_clients_refused_total`,
+    help: 'Connections refused by mutual TLS: a failed handshake (no or an unknown client certificate), or a name not allowed.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  clientRefused(reason: 'handshake' | 'name'): void {
+    this.refused.inc({ reason });
+  }
+
   /** The listener's connections, once it exists (buildApp). */
   private connections: ConnectionCounts | undefined;
 

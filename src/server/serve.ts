@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { reserveAdmittedDefaults, type DefaultAgreement, type ReviewOutcome } from '../admission/review.js';
@@ -11,7 +11,7 @@ import type { ServeOptions } from '../config/serve-options.js';
 import { packageVersion } from '../config/version.js';
 import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
 import { allRoutes } from '../rules/table.js';
-import { buildApp, type Readiness } from './app.js';
+import { buildApp, buildProbeApp, type Readiness } from './app.js';
 import { WebhookMetrics } from './metrics.js';
 import { ServingCertificate } from './serving-certificate.js';
 
@@ -58,6 +58,20 @@ async function connectClasses(options: ServeOptions, logger: Logger): Promise<Cl
   return { source: fixedClassSource(ClassIndex.withNoClasses(), 'standalone') };
 }
 
+/** The client CA of mutual TLS, read once at start: a missing or unreadable file stops the start. */
+function readClientCa(file: string | undefined): Buffer | undefined {
+  if (file === undefined) return undefined;
+  let pem: Buffer;
+  try {
+    pem = readFileSync(file);
+  } catch (error) {
+    throw new Error(`--client-ca-file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  if (!pem.toString('utf8').includes('-----BEGIN CERTIFICATE-----'))
+    throw new Error(`--client-ca-file ${file}: no PEM certificate in it`);
+  return pem;
+}
+
 /** A stand-in certificate so probes can be answered (not ready) until a valid pair appears. */
 async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
   const { makeCa, makeServingCert } = await import('../certs/make-certs.js');
@@ -74,8 +88,14 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   let stopping = false;
   // The listener exists only after the first certificate is read; later reloads swap its context.
   const listener: { tls?: TlsServer } = {};
+  const clientCa = readClientCa(options.clientCaFile);
   const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger, (pair) => {
-    listener.tls?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: MIN_TLS_VERSION });
+    listener.tls?.setSecureContext({
+      cert: pair.cert,
+      key: pair.key,
+      minVersion: MIN_TLS_VERSION,
+      ...(clientCa === undefined ? {} : { ca: clientCa }),
+    });
   });
   certificate.start();
   const readiness: Readiness = {
@@ -112,13 +132,19 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     },
     logger,
     readiness,
-    tls: { cert: tls.cert, key: tls.key },
+    tls: {
+      cert: tls.cert,
+      key: tls.key,
+      ...(clientCa === undefined ? {} : { clientCa, allowedClientNames: options.allowedClientNames }),
+    },
     metrics,
     closing: () => stopping,
     ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),
   });
   // After the server stopped taking requests: pending events out, then the watchers of files and classes.
+  const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics);
   app.addHook('onClose', async () => {
+    await probes?.close();
     await events?.drain();
     certificate.stop();
     await classes.stop();
@@ -126,11 +152,20 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   listener.tls = app.server as unknown as TlsServer;
   await classes.start();
   await app.listen({ port: options.port, host: options.bindAddress });
+  await probes?.listen({ port: options.probePort, host: options.bindAddress });
   listening = true;
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info(
-    { address: options.bindAddress, port, classes: classes.mode, mode: options.mode, version: packageVersion() },
+    {
+      address: options.bindAddress,
+      port,
+      classes: classes.mode,
+      mode: options.mode,
+      version: packageVersion(),
+      mutualTls: clientCa !== undefined,
+      ...(probes === undefined ? {} : { probePort: options.probePort }),
+    },
     'serving admission reviews over HTTPS',
   );
   return {
