@@ -189,6 +189,24 @@ t.test('components: the first install (failurePolicy Ignore) and Kubernetes 1.20
   t.same(one(old, 'PodDisruptionBudget').spec, one(render(''), 'PodDisruptionBudget').spec, 'the same budget');
 });
 
+t.test('mutual TLS: the client CA and names, and the probes on the plain probe port', async (t) => {
+  const docs = renderWith('check-mutual-tls', ['mutual-tls']);
+  const container = one(docs, 'Deployment').spec.template.spec.containers[0];
+  const arg = (name: string): string | undefined => container.args.find((a: string) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const port = Number(arg('probe-port'));
+  t.equal(container.ports.find((p: Doc) => p.name === 'probes').containerPort, port);
+  for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+    t.same([container[probe].httpGet.port, container[probe].httpGet.scheme], ['probes', 'HTTP'], probe);
+  const mount = container.volumeMounts.find((m: Doc) => m.name === 'client-ca').mountPath;
+  t.equal(arg('client-ca-file'), `${mount}/ca.crt`, 'the CA file is the mounted ConfigMap');
+  t.equal(arg('allowed-client-names'), 'kube-apiserver-webhook-client');
+  t.same(
+    one(docs, 'NetworkPolicy').spec.ingress[0].ports.map((p: Doc) => p.port),
+    [8443, port],
+    'the policy admits the probe port too',
+  );
+});
+
 t.test('the shipped PrometheusRule is the alert rules of docs/metrics.md', async (t) => {
   const rule = one(render('components/monitoring'), 'PrometheusRule');
   const doc = readFileSync('docs/metrics.md', 'utf8');

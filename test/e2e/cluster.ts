@@ -89,12 +89,58 @@ function getReadyz(port: number, dir: string): Promise<boolean> {
   });
 }
 
+/** The CN of the client certificate the apiserver presents to webhooks with `webhookClientCert`. */
+export const WEBHOOK_CLIENT = 'kube-apiserver-webhook-client';
+
+/**
+ * The apiserver's side of mutual TLS with webhooks: an AdmissionConfiguration whose kubeconfig gives a client
+ * certificate (signed by the test CA) for every webhook (`*`), as docs/install.md shows.
+ */
+function webhookClientConfig(dir: string): string {
+  signClientCert(dir, WEBHOOK_CLIENT);
+  const kubeconfig = join(dir, 'webhook-client.kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      users: [
+        {
+          name: '*',
+          user: { 'client-certificate': join(dir, `${WEBHOOK_CLIENT}.crt`), 'client-key': join(dir, `${WEBHOOK_CLIENT}.key`) },
+        },
+      ],
+    }),
+  );
+  const admission = join(dir, 'admission-configuration.yaml');
+  writeFileSync(
+    admission,
+    JSON.stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: [
+        {
+          name: 'ValidatingAdmissionWebhook',
+          configuration: {
+            apiVersion: 'apiserver.config.k8s.io/v1',
+            kind: 'WebhookAdmissionConfiguration',
+            kubeConfigFile: kubeconfig,
+          },
+        },
+      ],
+    }),
+  );
+  return admission;
+}
+
 /** etcd and a kube-apiserver v1.20.2 on loopback, with an admin kubeconfig. */
-export async function startCluster(dir: string): Promise<TestCluster> {
+export async function startCluster(dir: string, options: { webhookClientCert?: boolean } = {}): Promise<TestCluster> {
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, 'kube-apiserver');
   unpackTool('kube-apiserver', binary);
   makePki(dir);
+  const admissionConfig =
+    options.webhookClientCert === true ? [`--admission-control-config-file=${webhookClientConfig(dir)}`] : [];
   const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const etcd = startProcess('etcd', [
@@ -125,6 +171,7 @@ export async function startCluster(dir: string): Promise<TestCluster> {
     '--profiling=false',
     '--logtostderr=true',
     '--v=0',
+    ...admissionConfig,
   ];
   let apiserver: Started | undefined;
   const startApiserver = async (): Promise<void> => {

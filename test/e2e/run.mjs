@@ -27,6 +27,7 @@ const files =
         'test/e2e/replicas.e2e.ts',
         'test/e2e/audit.e2e.ts',
         'test/e2e/manifests.e2e.ts',
+        'test/e2e/mutual-tls.e2e.ts',
       ];
 const started = Date.now();
 const run = spawnSync('npx', ['tap', '--reporter=tap', '--disable-coverage', '--timeout=300', ...files], {
