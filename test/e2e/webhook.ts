@@ -16,9 +16,9 @@ export interface TestWebhook {
   ready(): Promise<boolean>;
 }
 
-export function httpsGet(port: number, path: string, ca: Buffer): Promise<{ status: number; body: string }> {
+export function httpsGet(port: number, path: string, ca: Buffer, timeoutMs = 2000): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, ca, servername: 'localhost', timeout: 2000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, ca, servername: 'localhost', timeout: timeoutMs }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));

@@ -17,8 +17,17 @@ export const DEADLINE_MS = 5_000;
 
 export interface FuzzTarget {
   send(c: FuzzCase): Promise<{ status: number; body: string; ms: number }>;
+  /** The server's own /metrics, and how long it took to answer. */
+  metrics(): Promise<{ text: string; ms: number }>;
+  /** Why the server is gone, if it is (separate process only). */
+  crashed(): string | undefined;
+  /** Bytes of log lines the server wrote (separate process only). */
+  logBytes(): number;
   stop(): Promise<void>;
 }
+
+/** The Deployment's NODE_OPTIONS (manifests/base/deployment.yaml). */
+export const DEPLOYMENT_NODE_OPTIONS = '--max-old-space-size=64';
 
 /**
  * The real server on a loopback HTTPS socket, and a keep-alive client for it. In-process for the test suite
@@ -42,6 +51,9 @@ export async function startFuzzTarget(separateProcess = false): Promise<FuzzTarg
   );
   let port: number;
   let shutdown: () => Promise<void>;
+  let logBytes = 0;
+  let exitedWith: string | undefined;
+  let stopping = false;
   if (separateProcess) {
     port = await freePort();
     const args = [
@@ -50,14 +62,21 @@ export async function startFuzzTarget(separateProcess = false): Promise<FuzzTarg
       `--port=${port}`,
       '--bind-address=127.0.0.1',
     ];
+    // As it ships: info logging (a decision line per case, read and counted here) and the Deployment's heap cap.
     const child = spawn(
       process.execPath,
-      ['dist/bundle/main.js', 'serve', ...args, '--classes-from=test/fixtures/classes', '--shutdown-delay=0', '--log-level=warn'],
-      { stdio: 'inherit' },
+      ['dist/bundle/main.js', 'serve', ...args, '--classes-from=test/fixtures/classes', '--shutdown-delay=0'],
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } },
     );
+    child.stdout.on('data', (chunk: Buffer) => (logBytes += chunk.length));
+    child.once('exit', (code, signal) => {
+      if (!stopping) exitedWith = `the server exited (${code ?? signal}) during the run`;
+    });
     const ready = port;
     await waitFor('the fuzz target', async () => (await httpsGet(ready, '/readyz', ca)).status === 200, 15_000, 50);
     shutdown = async () => {
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     };
@@ -99,6 +118,13 @@ export async function startFuzzTarget(separateProcess = false): Promise<FuzzTarg
         req.on('error', reject);
         req.end(c.body);
       }),
+    metrics: async () => {
+      const started = performance.now();
+      const answer = await httpsGet(port, '/metrics', ca, 10_000);
+      return { text: answer.body, ms: performance.now() - started };
+    },
+    crashed: () => exitedWith,
+    logBytes: () => logBytes,
     stop: async () => {
       agent.destroy();
       await shutdown();

@@ -1,10 +1,12 @@
-// npm run fuzz -- --runs N [--seed S]: the envelope fuzzing at volume, with 16 requests in flight.
-// Reports cases, answers by status, the slowest answer, and any failure with its case.
+// npm run fuzz -- --runs N [--seed S]: the envelope fuzzing at volume, with 16 requests in flight, against the
+// built server as it ships (info logging, the Deployment's heap cap, full-size extremes; FUZZ_SIZE_SCALE=0.02
+// for a quick local run). Fails on any wrong answer, a crash, heap growth past 16 MB, any new metric series
+// after the first batch, or a /metrics scrape slower than 1 s. Reports cases, answers by status, the slowest
+// answer, heap, series and scrape time.
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import type { FuzzCase } from './envelope-arbitrary.js';
 
-process.env.FUZZ_SIZE_SCALE ??= '0.02';
 const { checkAnswer, fuzzCase } = await import('./envelope-arbitrary.js');
 const { DEADLINE_MS, startFuzzTarget } = await import('./fuzz-server.js');
 /** Requests in flight at once: enough to keep the server busy, few enough that none waits near the deadline. */
@@ -14,6 +16,19 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '1000
 const runs = Number(values.runs);
 const seed = Number(values.seed ?? Date.now() % 2 ** 31);
 const target = await startFuzzTarget(true);
+const HEAP_GROWTH_MB = 16;
+const SCRAPE_MS = 1_000;
+/** Series of our own metrics (process and Node metrics aside), heap in use, and how long the scrape took. */
+async function scrape(): Promise<{ series: number; heapMb: number; ms: number }> {
+  const { text, ms } = await target.metrics();
+  const lines = text.split('\n');
+  const series = lines.filter((l) => /^snapshot_webhook_(?!process|nodejs)/.test(l)).length;
+  const heap = Number(/^snapshot_webhook_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1]);
+  return { series, heapMb: heap / 2 ** 20, ms };
+}
+let baseline: { series: number; heapMb: number; ms: number } | undefined;
+let last: { series: number; heapMb: number; ms: number } | undefined;
+let slowestScrape = 0;
 const statuses = new Map<number, number>();
 let slowest = 0;
 let done = 0;
@@ -43,6 +58,16 @@ try {
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     done += cases.length;
+    const crash = target.crashed();
+    if (crash !== undefined) throw new Error(`seed ${seed}, batch ${batch}: ${crash}`);
+    last = await scrape();
+    slowestScrape = Math.max(slowestScrape, last.ms);
+    baseline ??= last;
+    if (last.series !== baseline.series)
+      throw new Error(
+        `seed ${seed}, batch ${batch}: metric series ${baseline.series} -> ${last.series}: a label took a value from a request`,
+      );
+    if (last.ms > SCRAPE_MS) throw new Error(`seed ${seed}, batch ${batch}: /metrics took ${Math.round(last.ms)} ms`);
     if (batch % 50 === 0) process.stderr.write(`${done} cases, ${Math.round(done / ((Date.now() - started) / 1000))}/s\n`);
   }
   const seconds = (Date.now() - started) / 1000;
@@ -55,9 +80,17 @@ try {
       statuses: Object.fromEntries(statuses),
       slowestMs: Math.round(slowest),
       deadlineMs: DEADLINE_MS,
+      heapMb: { first: baseline?.heapMb.toFixed(1), last: last?.heapMb.toFixed(1) },
+      series: last?.series,
+      slowestScrapeMs: Math.round(slowestScrape),
+      logMb: Math.round(target.logBytes() / 2 ** 20),
       failures: 0,
     }),
   );
+  if (baseline !== undefined && last !== undefined && last.heapMb - baseline.heapMb > HEAP_GROWTH_MB) {
+    console.error(`heap grew ${(last.heapMb - baseline.heapMb).toFixed(1)} MB over the run`);
+    process.exitCode = 1;
+  }
 } catch (error) {
   console.error((error as Error).message);
   console.log(JSON.stringify({ cases: done, seed, failures: 1 }));

@@ -1,6 +1,6 @@
 // npm run soak -- --minutes M [--rate R]: a steady mixed load on the built server, sampling its RSS, heap,
 // event-loop delay and open handles every 10 s from its own /metrics. Prints the samples, a summary, and
-// `soak: N passed, N failed` (no errors; heap and handles do not grow beyond noise).
+// `soak: N passed, N failed` (no errors; heap and handles do not grow beyond noise; RSS under the container limit).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -95,4 +95,7 @@ check(
   `heap ${summary.heapUsedMb.start.toFixed(1)} -> ${summary.heapUsedMb.end.toFixed(1)} MB`,
 );
 check(summary.handles.end - summary.handles.start <= 4, `open handles ${summary.handles.start} -> ${summary.handles.end}`);
+// The Deployment's memory limit (manifests/base/deployment.yaml): the process stays inside it at every sample.
+const CONTAINER_LIMIT_MB = (192 * 1024 * 1024) / 1e6;
+check(summary.rssMb.max < CONTAINER_LIMIT_MB, `RSS at most ${summary.rssMb.max} MB, under the 192 Mi container limit`);
 process.exit(countsLine('soak'));
