@@ -155,6 +155,7 @@ t.test('RBAC forbids the group kinds: snapshots served, one clear error line', a
     { allowed: false, message: 'default snapshot class: before already exists for driver: outage.csi.example.com' },
     'snapshot classes work',
   );
+  t.ok(await hook.ready(), 'ready: a kind RBAC forbids never blocks readiness (docs/cluster.md), its decisions deny');
   const group = await ask(hook, true, 'g', 'group.csi.example.com');
   t.same(group, {
     allowed: false,
