@@ -168,11 +168,6 @@ export class ClassIndex implements ClassView {
     });
   }
 
-  /** The class as the cache last saw it. */
-  observed(kind: ClassKind, name: string): ObservedClass | undefined {
-    return this.of(kind).byName.get(name);
-  }
-
   /** What the default-class claims read of this cache (docs/cluster.md, "Agreement across replicas"). */
   cacheView(kind: ClassKind): CacheView {
     const index = this.of(kind);

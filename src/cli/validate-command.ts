@@ -69,21 +69,28 @@ function kustomizationFile(dir: string): string {
 
 /**
  * Where a rendered object came from: with `buildMetadata: [originAnnotations]` kustomize names the source file,
- * and the object's line there is found by kind, namespace and name; else the kustomization file.
+ * and the object's line there is found by kind, namespace and name; else the kustomization file. Each source
+ * file is read once, however many objects it holds.
  */
-function sourceOf(dir: string, rendered: ManifestObject): { file: string; line: number } {
-  const metadata = rendered.object.metadata as { annotations?: Record<string, unknown> } | undefined;
-  const origin = metadata?.annotations?.[ORIGIN];
-  const path = typeof origin === 'string' ? /^path: *(.+)$/m.exec(origin)?.[1]?.trim() : undefined;
-  if (path === undefined) return { file: kustomizationFile(dir), line: 0 };
-  const file = join(dir, path);
-  // kustomize may set the namespace: match on kind and name, and on the namespace only where the source has one.
-  const [kind, namespace, name] = objectKey(rendered.object).split('/');
-  const found = readManifests([file]).objects.find((o) => {
-    const [k, ns, n] = objectKey(o.object).split('/');
-    return k === kind && n === name && (ns === '' || ns === namespace);
-  });
-  return { file, line: found?.line ?? 0 };
+function sourceFinder(dir: string): (rendered: ManifestObject) => { file: string; line: number } {
+  const fallback = { file: kustomizationFile(dir), line: 0 };
+  const sources = new Map<string, ManifestObject[]>();
+  return (rendered) => {
+    const metadata = rendered.object.metadata as { annotations?: Record<string, unknown> } | undefined;
+    const origin = metadata?.annotations?.[ORIGIN];
+    const path = typeof origin === 'string' ? /^path: *(.+)$/m.exec(origin)?.[1]?.trim() : undefined;
+    if (path === undefined) return fallback;
+    const file = join(dir, path);
+    const objects = sources.get(file) ?? readManifests([file]).objects;
+    sources.set(file, objects);
+    // kustomize may set the namespace: match on kind and name, and on the namespace only where the source has one.
+    const [kind, namespace, name] = objectKey(rendered.object).split('/');
+    const found = objects.find((o) => {
+      const [k, ns, n] = objectKey(o.object).split('/');
+      return k === kind && n === name && (ns === '' || ns === namespace);
+    });
+    return { file, line: found?.line ?? 0 };
+  };
 }
 
 function renderKustomize(dir: string): ManifestSet {
@@ -94,7 +101,8 @@ function renderKustomize(dir: string): ManifestSet {
     return { objects: [], problems: [problem] };
   }
   const rendered = parseManifests(`${dir} (kustomize output)`, result.stdout);
-  return { objects: rendered.objects.map((o) => ({ ...o, ...sourceOf(dir, o) })), problems: rendered.problems };
+  const sourceOf = sourceFinder(dir);
+  return { objects: rendered.objects.map((o) => ({ ...o, ...sourceOf(o) })), problems: rendered.problems };
 }
 
 async function existingClasses(

@@ -1,7 +1,7 @@
 import type { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
 import type { Logger } from '../log/logger.js';
-import { statusOf, type ClassWatch, type ClusterApi } from './cluster-api.js';
+import { statusOf, type ClassResource, type ClassWatch, type ClusterApi } from './cluster-api.js';
 
 export const CLASS_RESOURCES: Readonly<Record<ClassKind, { readonly group: string; readonly plural: string }>> = {
   VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', plural: 'volumesnapshotclasses' },
@@ -59,6 +59,9 @@ class KindWatcher {
   retry: NodeJS.Timeout | undefined;
   constructor(readonly kind: ClassKind) {}
 }
+
+/** The resource a watcher reads: its kind's group and plural at the version discovery found. */
+const resourceOf = (w: KindWatcher): ClassResource => ({ ...CLASS_RESOURCES[w.kind], version: w.version as string });
 
 export interface KindStatus {
   readonly kind: ClassKind;
@@ -119,9 +122,8 @@ export class ClassWatchers {
       }
       if (w.probing) continue;
       w.probing = true;
-      const resource = { ...CLASS_RESOURCES[w.kind], version: w.version as string };
       this.api
-        .probe(resource, this.timing.probeTimeoutMs)
+        .probe(resourceOf(w), this.timing.probeTimeoutMs)
         .then(
           () => undefined,
           (error: unknown) => {
@@ -226,8 +228,7 @@ export class ClassWatchers {
 
   private startWatch(w: KindWatcher): void {
     w.watch?.stop();
-    const resource = { ...CLASS_RESOURCES[w.kind], version: w.version as string };
-    const current = this.api.watchClasses(resource, {
+    const current = this.api.watchClasses(resourceOf(w), {
       listed: (items) => {
         if (w.watch !== current) return;
         this.index.replaceAll(w.kind, items);
