@@ -3,14 +3,16 @@ import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { AUDIT_FLAGS, auditCluster, type AuditCluster } from '../src/cli/audit-command.js';
 import { exitStatus, formatText } from '../src/cli/format-findings.js';
-import { listProblem } from '../src/cluster/list-snapshot-objects.js';
+import { listProblem, type ServedVersion } from '../src/cluster/list-snapshot-objects.js';
+import { allRoutes } from '../src/rules/table.js';
 import { readJson } from './helpers/fixtures.js';
 
 const DIR = 'test/fixtures/audit';
 
 interface Case {
   description: string;
-  served: Record<string, string[]> | 'unreachable';
+  /** Per group, its versions: a name serves every kind; `{version, resources}` only those. */
+  served: Record<string, (string | ServedVersion)[]> | 'unreachable';
   fail: Record<string, number>;
   exit: number;
   lines?: string[];
@@ -25,7 +27,8 @@ function fakeCluster(c: Case, pagesRead: string[]): AuditCluster {
   return {
     servedVersions: async (group) => {
       if (c.served === 'unreachable') throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
-      return c.served[group] ?? [];
+      const every = [...new Set([...allRoutes().values()].filter((r) => r.group === group).map((r) => r.resource))];
+      return (c.served[group] ?? []).map((v) => (typeof v === 'string' ? { version: v, resources: every } : v));
     },
     listPages: async function* (target) {
       const status = c.fail[`${target.resource}.${target.version}.${target.group}`];

@@ -87,8 +87,17 @@ t.test('edge cases of the status and the annotation', async (t) => {
     { volumeSnapshotHandlePairList: [] },
     'an empty list',
   );
-  const orphan = convert(content(undefined, '[{"volumeHandle":"v","snapshotHandle":"s"}]'), 'v1beta2');
-  t.ok((orphan.metadata as Json).annotations, 'an annotation without a status to match is left alone');
+  // As upstream's conversion does (its testdata case): the annotation alone restores the status, and goes.
+  const full = '[{"volumeHandle":"v","snapshotHandle":"s","creationTime":1767323045123456789,"restoreSize":9007199254740993}]';
+  for (const status of [undefined, {}, { readyToUse: true }, { volumeSnapshotHandlePairList: null }]) {
+    const orphan = convertObject(content(status, full), `${GROUP}/v1beta2`, parseLossless);
+    const object = orphan.ok ? orphan.object : {};
+    t.same(
+      [(object.metadata as Json).annotations, JSON.stringify((object.status as Json).volumeSnapshotInfoList)],
+      [undefined, full],
+      `an annotation with status ${JSON.stringify(status)}: the status restored from it, exact, and the annotation dropped`,
+    );
+  }
   const pairs = [{ volumeHandle: 'v', snapshotHandle: 's' }];
   const stale = convert(
     content({ volumeSnapshotHandlePairList: pairs }, '[{"volumeHandle":"other","snapshotHandle":"s"}]'),

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import type { ServedVersion } from '../cluster/list-snapshot-objects.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
 import { shown } from '../rules/values.js';
@@ -18,7 +19,8 @@ const USAGE = 'Usage: snapshot-webhook audit [flags]   (read-only: lists the sna
 
 /** The cluster calls an audit makes; a fake in unit tests. */
 export interface AuditCluster {
-  servedVersions(group: string): Promise<string[]>;
+  /** The versions of a group the cluster serves, the apiserver's preferred first; none when not served. */
+  servedVersions(group: string): Promise<ServedVersion[]>;
   listPages(target: Target): AsyncIterable<Record<string, unknown>[]>;
   problem(target: Target, error: unknown): string;
 }
@@ -75,25 +77,42 @@ class Audit {
     };
   }
 
-  /** Every served version of our groups that the route table knows; a served version it does not know is a problem. */
+  /**
+   * Each kind of our groups once, at the first version (the apiserver's preferred first) that serves it and that
+   * the route table knows: every object is checked once, whatever versions its CRD serves. A kind served only at
+   * versions without rules is a problem; a served version without rules whose kinds are read at another is a note.
+   */
   async targets(): Promise<Target[]> {
     const routes = [...allRoutes().values()];
     const targets: Target[] = [];
     for (const group of [...new Set(routes.map((r) => r.group))]) {
-      let versions: string[];
+      let served: ServedVersion[];
       try {
-        versions = await this.cluster.servedVersions(group);
+        served = await this.cluster.servedVersions(group);
       } catch (error) {
         this.problem(group, `cannot read which versions of ${group} the cluster serves: ${(error as Error).message}`);
         continue;
       }
-      if (versions.length === 0) this.notes.push(`${group} is not served by the cluster (CRDs not installed): nothing to check`);
-      for (const version of versions) {
-        const known = routes.filter((r) => r.group === group && r.version === version);
-        if (known.length === 0)
-          this.problem(`${group}/${version}`, `${group}/${version} is served but this webhook has no rules for it`);
-        targets.push(...known.map(({ resource, kind, classKind }) => ({ group, version, resource, kind, classKind })));
+      if (served.length === 0) this.notes.push(`${group} is not served by the cluster (CRDs not installed): nothing to check`);
+      const known = (version: string, resource: string) =>
+        routes.find((r) => r.group === group && r.version === version && r.resource === resource);
+      for (const resource of [...new Set(served.flatMap((v) => v.resources))]) {
+        const at = served.find((v) => v.resources.includes(resource) && known(v.version, resource) !== undefined);
+        const route = at === undefined ? undefined : known(at.version, resource);
+        if (at !== undefined && route !== undefined) {
+          targets.push({ group, version: at.version, resource, kind: route.kind, classKind: route.classKind });
+          continue;
+        }
+        if (routes.some((r) => r.group === group && r.resource === resource))
+          this.problem(
+            `${group}/${served.find((v) => v.resources.includes(resource))?.version ?? ''}`,
+            `${resource}.${group} is served only at versions this webhook has no rules for`,
+          );
       }
+      for (const { version } of served.filter((v) => !routes.some((r) => r.group === group && r.version === v.version)))
+        this.notes.push(
+          `${group}/${version} is served but this webhook has no rules for it: its objects were read at another version`,
+        );
     }
     return targets;
   }

@@ -10,6 +10,12 @@ export interface ListTarget {
   readonly kind: string;
 }
 
+/** One served version of a group and the resources it serves, as discovery lists them. */
+export interface ServedVersion {
+  readonly version: string;
+  readonly resources: readonly string[];
+}
+
 /** Objects per list request: pages keep the memory of an audit flat whatever the cluster holds. */
 export const PAGE_SIZE = 500;
 
@@ -18,15 +24,26 @@ interface ListAnswer {
   readonly metadata?: { readonly continue?: string };
 }
 
-/** The versions the cluster serves of a group; none when the group is not served (CRDs not installed). */
-export async function servedVersions(kc: KubeConfig, group: string): Promise<string[]> {
+/**
+ * The versions the cluster serves of a group, the apiserver's preferred first, each with the resources it serves
+ * (CRDs may serve different versions per kind); none when the group is not served (CRDs not installed).
+ */
+export async function servedVersions(kc: KubeConfig, group: string): Promise<ServedVersion[]> {
+  let versions: string[];
   try {
     const answer = await kubeRequest<{ versions?: { version: string }[] }>(kc, 'GET', `/apis/${group}`);
-    return (answer.versions ?? []).map((v) => v.version);
+    versions = (answer.versions ?? []).map((v) => v.version);
   } catch (error) {
     if (statusOf(error) === 404) return [];
     throw error;
   }
+  const served: ServedVersion[] = [];
+  for (const version of versions) {
+    const list = await kubeRequest<{ resources?: { name: string }[] }>(kc, 'GET', `/apis/${group}/${version}`);
+    // Subresources (`volumesnapshots/status`) are not kinds of their own.
+    served.push({ version, resources: (list.resources ?? []).map((r) => r.name).filter((n) => !n.includes('/')) });
+  }
+  return served;
 }
 
 /** Why a list failed, in the words an operator acts on. */

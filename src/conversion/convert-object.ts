@@ -69,29 +69,45 @@ function samePairs(entries: readonly Json[], pairs: unknown): boolean {
   });
 }
 
-/** v1beta1 pair list -> v1beta2 info list: the annotation's full list when it matches the pairs, else the pairs. */
-function up(content: Json, reparse: (text: string) => unknown): Converted {
+/** The content without the annotation; an annotations map it leaves empty goes too. */
+function withoutAnnotation(content: Json): Json {
   const metadata = isRecord(content.metadata) ? content.metadata : {};
-  const annotations = isRecord(metadata.annotations) ? metadata.annotations : {};
-  const annotation = annotations[INFO_LIST_ANNOTATION];
+  const { annotations: all, ...bare } = metadata;
+  const { [INFO_LIST_ANNOTATION]: used, ...others } = isRecord(all) ? all : {};
+  return { ...content, metadata: Object.keys(others).length === 0 ? bare : { ...metadata, annotations: others } };
+}
+
+/**
+ * v1beta1 pair list -> v1beta2 info list. The annotation's full list is used, and the annotation dropped, when it
+ * matches the pairs or when there are no pairs (a status that only the annotation still holds, as upstream's
+ * conversion restores it); pairs that an older client changed win over a stale annotation, which is then kept.
+ */
+function up(content: Json, reparse: (text: string) => unknown): Converted {
   const status = isRecord(content.status) ? content.status : undefined;
-  let entries: unknown;
-  let withMetadata = content;
-  if (typeof annotation === 'string') {
-    const { entries: full, problem } = annotatedList(annotation, reparse);
-    if (full === undefined) return { ok: false, message: problem ?? 'unreadable annotation' };
-    if (samePairs(full, status?.volumeSnapshotHandlePairList)) {
-      entries = full;
-      // The annotation was ours to add; an annotations map it leaves empty goes too.
-      const { [INFO_LIST_ANNOTATION]: used, ...others } = annotations;
-      const { annotations: all, ...bare } = metadata;
-      withMetadata = { ...content, metadata: Object.keys(others).length === 0 ? bare : { ...metadata, annotations: others } };
-    }
-  }
-  if (status === undefined || !('volumeSnapshotHandlePairList' in status)) return { ok: true, object: withMetadata };
-  const { volumeSnapshotHandlePairList: pairs, ...rest } = status;
-  entries ??= Array.isArray(pairs) ? pairsOf(pairs) : pairs;
-  return { ok: true, object: { ...withMetadata, status: { ...rest, volumeSnapshotInfoList: entries } } };
+  const pairs = status?.volumeSnapshotHandlePairList;
+  const restored = fromAnnotation(content, pairs, reparse);
+  if ('problem' in restored) return { ok: false, message: restored.problem };
+  const { entries, kept } = restored;
+  if (entries === undefined && (status === undefined || !('volumeSnapshotHandlePairList' in status)))
+    return { ok: true, object: kept };
+  const { volumeSnapshotHandlePairList: unused, ...rest } = status ?? {};
+  const infoList = entries ?? (Array.isArray(pairs) ? pairsOf(pairs) : pairs);
+  return { ok: true, object: { ...kept, status: { ...rest, volumeSnapshotInfoList: infoList } } };
+}
+
+/** The annotation's entries and the content without it, when they apply (see `up`); else the content as it is. */
+function fromAnnotation(
+  content: Json,
+  pairs: unknown,
+  reparse: (text: string) => unknown,
+): { entries?: Json[]; kept: Json } | { problem: string } {
+  const metadata = isRecord(content.metadata) ? content.metadata : {};
+  const annotation = isRecord(metadata.annotations) ? metadata.annotations[INFO_LIST_ANNOTATION] : undefined;
+  if (typeof annotation !== 'string') return { kept: content };
+  const { entries, problem } = annotatedList(annotation, reparse);
+  if (entries === undefined) return { problem: problem ?? 'unreadable annotation' };
+  if (pairs !== undefined && pairs !== null && !samePairs(entries, pairs)) return { kept: content };
+  return { entries, kept: withoutAnnotation(content) };
 }
 
 /**

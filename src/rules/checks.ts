@@ -57,10 +57,13 @@ function untouched<T>(ctx: CheckContext<T>, fields: readonly Field<T>[]): boolea
   return oldObject !== undefined && fields.every((f) => sameValue(f.get(oldObject), f.get(object)));
 }
 
-/** CREATE, UPDATE (when changed): a set string field is not `""`. */
-export function notEmptyString<T>(f: Field<T>): Check<T> {
+/**
+ * CREATE, UPDATE (when changed): a set string field is not `""`, unless `allowed` says this object may carry it
+ * (a member the snapshot-controller writes that way).
+ */
+export function notEmptyString<T>(f: Field<T>, allowed: (object: T) => boolean = () => false): Check<T> {
   return (ctx) => {
-    if (f.get(ctx.object) !== '' || untouched(ctx, [f])) return undefined;
+    if (f.get(ctx.object) !== '' || untouched(ctx, [f]) || allowed(ctx.object)) return undefined;
     return deny('field-not-empty', `${f.label} must not be the empty string`);
   };
 }

@@ -69,7 +69,7 @@ try {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
-  for (const crd of loadAllYaml(readFileSync(`${ROOT}test/e2e/crds.yaml`, 'utf8')) as V1CustomResourceDefinition[]) {
+  for (const crd of loadAllYaml(readFileSync(`${ROOT}test/e2e/untyped-crds/crds.yaml`, 'utf8')) as V1CustomResourceDefinition[]) {
     await extensions.createCustomResourceDefinition({ body: crd });
   }
   const custom = kc.makeApiClient(CustomObjectsApi);

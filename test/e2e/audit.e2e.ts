@@ -38,7 +38,7 @@ t.before(async () => {
   cluster = await startCluster(dir);
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
-  await installCrds(kc, fileURLToPath(new URL('.', import.meta.url)));
+  await installCrds(kc, 'untyped');
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
   const objects = snapshotObjects(kc);
   await objects.create(VSCLASS, klass(VSCLASS, 'fast', 'ebs.csi.aws.com', true));

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { unpackTool } from '../helpers/tools.mjs';
+import { kube } from './kube.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
 
 function openssl(dir: string, args: string[]): void {
@@ -133,17 +134,18 @@ function webhookClientConfig(dir: string): string {
   return admission;
 }
 
-/** etcd and a kube-apiserver v1.20.2 on loopback, with an admin kubeconfig. */
+/** etcd and the kube-apiserver of this run's release (kube.ts) on loopback, with an admin kubeconfig. */
 export async function startCluster(dir: string, options: { webhookClientCert?: boolean } = {}): Promise<TestCluster> {
   mkdirSync(dir, { recursive: true });
   const binary = join(dir, 'kube-apiserver');
-  unpackTool('kube-apiserver', binary);
+  unpackTool(kube.apiserverTool, binary);
+  const etcdBinary = kube.etcdTool === undefined ? 'etcd' : unpackTool(kube.etcdTool, join(dir, 'etcd-binary'));
   makePki(dir);
   const admissionConfig =
     options.webhookClientCert === true ? [`--admission-control-config-file=${webhookClientConfig(dir)}`] : [];
   const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  const etcd = startProcess('etcd', [
+  const etcd = startProcess(etcdBinary, [
     `--data-dir=${join(dir, 'etcd')}`,
     `--listen-client-urls=${etcdUrl}`,
     `--advertise-client-urls=${etcdUrl}`,
@@ -157,7 +159,7 @@ export async function startCluster(dir: string, options: { webhookClientCert?: b
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
     `--secure-port=${port}`,
-    '--insecure-port=0',
+    ...(kube.legacyFlags ? ['--insecure-port=0', '--logtostderr=true'] : []),
     `--tls-cert-file=${join(dir, 'apiserver.crt')}`,
     `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
     `--client-ca-file=${join(dir, 'ca.crt')}`,
@@ -166,10 +168,11 @@ export async function startCluster(dir: string, options: { webhookClientCert?: b
     '--service-account-issuer=https://kubernetes.default.svc',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--authorization-mode=RBAC',
-    '--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,ValidatingAdmissionWebhook',
+    `--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,ValidatingAdmissionWebhook${
+      kube.admissionPolicies ? ',ValidatingAdmissionPolicy' : ''
+    }`,
     '--endpoint-reconciler-type=none',
     '--profiling=false',
-    '--logtostderr=true',
     '--v=0',
     ...admissionConfig,
   ];

@@ -52,7 +52,7 @@ t.before(async () => {
   kc.loadFromFile(cluster.kubeconfig);
   objects = snapshotObjects(kc);
   const { core, create } = objects;
-  await installCrds(kc, join(tool.dir, 'crds'));
+  await installCrds(kc, 'controller');
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
     body: {

@@ -101,7 +101,7 @@ t.before(async () => {
   cluster = await startCluster(dir);
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
-  await installCrds(kc, crds.dir);
+  await installCrds(kc, 'current');
   webhook = await startWebhook(dir, cluster.kubeconfig);
   // Point the three group CRDs at the webhook, as the conversion component does with the Service.
   const extensions = kc.makeApiClient(ApiextensionsV1Api);

@@ -1,23 +1,21 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import {
   ApiextensionsV1Api,
   CustomObjectsApi,
   KubeConfig,
   RbacAuthorizationV1Api,
-  loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
+import { crdFolder, installCrds, readCrds } from './crds.js';
 import { stopAll, waitFor } from './processes.js';
 import { ask, GROUP_CLASSES, klass, SNAPSHOT_CLASSES } from './direct-review.js';
 import { httpsGet, startWebhook, type TestWebhook } from './webhook.js';
 import { httpsRequest } from '../helpers/https.js';
 
-const CRDS = fileURLToPath(new URL('./crds.yaml', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sw-faults-'));
 let cluster: TestCluster;
 const started: TestWebhook[] = [];
@@ -37,9 +35,7 @@ const client = (kubeconfig: string): KubeConfig => {
 t.before(async () => {
   cluster = await startCluster(dir);
   const kc = client(cluster.kubeconfig);
-  for (const crd of loadAllYaml(readFileSync(CRDS, 'utf8')) as V1CustomResourceDefinition[]) {
-    await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
-  }
+  await installCrds(kc, 'untyped');
   await waitFor(
     'CRDs served',
     async () => {
@@ -178,7 +174,7 @@ t.test('a CRD deleted and re-created', async (t) => {
   const kc = client(cluster.kubeconfig);
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
   const name = 'volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io';
-  const crd = (loadAllYaml(readFileSync(CRDS, 'utf8')) as V1CustomResourceDefinition[]).find(
+  const crd = readCrds(crdFolder('untyped')).find(
     (c) => c.metadata?.name === name,
   ) as V1CustomResourceDefinition;
   await extensions.deleteCustomResourceDefinition({ name });

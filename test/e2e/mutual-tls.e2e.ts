@@ -6,7 +6,6 @@ import { get } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startCluster, WEBHOOK_CLIENT, type TestCluster } from './cluster.js';
@@ -54,7 +53,7 @@ t.test('the apiserver calls the webhook over mutual TLS; a forged review is refu
   cluster = await startCluster(join(dir, 'cluster'), { webhookClientCert: true });
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
-  await installCrds(kc, fileURLToPath(new URL('.', import.meta.url)));
+  await installCrds(kc, 'untyped');
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
   const probePort = await freePort();
   webhook = await startWebhook(

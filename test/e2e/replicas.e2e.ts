@@ -5,7 +5,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { devCertPaths } from '../../src/certs/dev-certs.js';
@@ -84,7 +83,7 @@ t.before(async () => {
   kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   objects = snapshotObjects(kc);
-  await installCrds(kc, fileURLToPath(new URL('.', import.meta.url)));
+  await installCrds(kc, 'untyped');
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'team-a' } } });
   const [a, b] = [await startReplica(0), await startReplica(1)];

@@ -1,4 +1,5 @@
-// npm run test:e2e: the end-to-end suite against a real kube-apiserver and etcd. Prints `N passed, N failed`.
+// npm run test:e2e: the end-to-end suite against real kube-apiservers (1.20.2, then 1.36.2) and etcd, the same files
+// against each. Prints `N passed, N failed`.
 // When etcd or the apiserver cannot be found the suite says so in one line and counts as a failure.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { findTool } from '../helpers/tools.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tools = [findTool('kube-apiserver'), findTool('snapshot-controller')];
+const tools = ['kube-apiserver', 'kube-apiserver-1.36', 'etcd-3.5', 'snapshot-controller', 'snapshot-controller-8.6'].map(findTool);
 const missing =
   tools.find((t) => t.missing)?.missing ??
   ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
@@ -29,24 +30,39 @@ const files =
         'test/e2e/manifests.e2e.ts',
         'test/e2e/mutual-tls.e2e.ts',
       ];
-const started = Date.now();
-const run = spawnSync('npx', ['tap', '--reporter=tap', '--disable-coverage', '--timeout=300', ...files], {
-  cwd: root,
-  encoding: 'utf8',
-  maxBuffer: 256 * 1024 * 1024,
-});
-const output = `${run.stdout}${run.stderr}`;
-process.stdout.write(
-  output
-    .split('\n')
-    .filter((l) => /^\s*(not ok|# |ok \d+ - .*\.ts)/.test(l))
-    .join('\n') + '\n',
-);
-const failures = output.split('\n').filter((l) => /^\s*not ok/.test(l));
-if (failures.length > 0) process.stdout.write(output.slice(0, 20000));
-const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(output);
-const pass = summary ? Number(summary[2]) : 0;
-const fail = summary ? Number(summary[3] ?? 0) : 1;
-console.log(`e2e finished in ${Math.round((Date.now() - started) / 1000)} s`);
-console.log(`e2e: ${pass} passed, ${fail + (run.status !== 0 && fail === 0 ? 1 : 0)} failed`);
-process.exit(run.status === 0 ? 0 : 1);
+/** Kubernetes releases the suite runs against (test/e2e/kube.ts), oldest first; E2E_KUBE=1.36 picks one. */
+const releases = process.env.E2E_KUBE ? [process.env.E2E_KUBE] : ['1.20', '1.36'];
+const label = { '1.20': '1.20.2', '1.36': '1.36.2' };
+
+/** Runs the files against one release; prints its result lines labelled `[k8s 1.36.2]` and returns its counts. */
+function runAgainst(release) {
+  const started = Date.now();
+  const run = spawnSync('npx', ['tap', '--reporter=tap', '--disable-coverage', '--timeout=300', ...files], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, E2E_KUBE: release },
+  });
+  const tag = `[k8s ${label[release] ?? release}]`;
+  const output = `${run.stdout}${run.stderr}`;
+  const lines = output.split('\n');
+  process.stdout.write(
+    lines
+      .filter((l) => /^\s*(not ok|# |ok \d+ - .*\.ts)/.test(l))
+      .map((l) => `${tag} ${l}`)
+      .join('\n') + '\n',
+  );
+  if (lines.some((l) => /^\s*not ok/.test(l))) process.stdout.write(output.slice(0, 20000));
+  const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(output);
+  const pass = summary ? Number(summary[2]) : 0;
+  const fail = (summary ? Number(summary[3] ?? 0) : 1) + (run.status !== 0 && summary && !summary[3] ? 1 : 0);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  console.log(`${tag} e2e finished in ${seconds} s: ${pass} passed, ${fail} failed`);
+  return { pass, fail, ok: run.status === 0 };
+}
+
+const results = releases.map(runAgainst);
+const pass = results.reduce((n, r) => n + r.pass, 0);
+const fail = results.reduce((n, r) => n + r.fail, 0);
+console.log(`e2e: ${pass} passed, ${fail} failed`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

@@ -1,24 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import {
   AdmissionregistrationV1Api,
-  ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
-  loadAllYaml,
-  type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
+import { installCrds } from './crds.js';
 import { stopAll, waitFor } from './processes.js';
 import { startWebhook, webhookConfiguration, type TestWebhook } from './webhook.js';
 import { filesUnder, readJson } from '../helpers/fixtures.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/admission/', import.meta.url));
-const CRDS = fileURLToPath(new URL('./crds.yaml', import.meta.url));
 /** Versions the test CRDs serve; fixtures of other versions are covered by the unit suite. */
 const SERVED = new Set([
   'snapshot.storage.k8s.io/v1',
@@ -94,21 +91,7 @@ t.before(async () => {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   api = kc.makeApiClient(CustomObjectsApi);
-  const extensions = kc.makeApiClient(ApiextensionsV1Api);
-  // loadAllYaml maps YAML keys (x-kubernetes-preserve-unknown-fields) to client-node's typed fields.
-  for (const crd of loadAllYaml(readFileSync(CRDS, 'utf8')) as V1CustomResourceDefinition[]) {
-    await extensions.createCustomResourceDefinition({ body: crd });
-  }
-  await waitFor(
-    'CRDs established',
-    async () => {
-      const list = await extensions.listCustomResourceDefinition();
-      return (
-        list.items.filter((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True')).length === 6
-      );
-    },
-    30_000,
-  );
+  await installCrds(kc, 'untyped');
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   webhook = await startWebhook(dir, cluster.kubeconfig);
 });

@@ -1,5 +1,6 @@
-// The one place that finds the external programs the suites run: the real kube-apiserver, the upstream
-// snapshot-controller, the upstream Go webhook and vap-check (and upstream's current CRDs). Each ships as an xz archive in a tools folder outside the
+// The one place that finds the external programs the suites run: the real kube-apiservers (1.20 and 1.36), etcd 3.5,
+// the upstream snapshot-controllers (v8.4 and v8.6), the upstream Go webhook, upstream's conversion webhook and
+// vap-check (and upstream's current CRDs). Each ships as an xz archive in a tools folder outside the
 // repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone or above the
 // local repository it was cloned from.
 import { execFileSync } from 'node:child_process';
@@ -10,7 +11,11 @@ import { fileURLToPath } from 'node:url';
 /** name -> [folder in the tools folder, archive file]. */
 export const TOOLS = {
   'kube-apiserver': ['kube-apiserver', 'kube-apiserver-v1.20.2.xz'],
+  'kube-apiserver-1.36': ['kube-apiserver', 'kube-apiserver-v1.36.2.xz'],
+  'etcd-3.5': ['etcd', 'etcd-v3.5.30.xz'],
   'snapshot-controller': ['snapshot-controller', 'snapshot-controller-v8.4.0.xz'],
+  'snapshot-controller-8.6': ['snapshot-controller', 'snapshot-controller-v8.6.0.xz'],
+  'upstream-conversion-webhook': ['upstream-conversion-webhook', 'snapshot-conversion-webhook-v8.6.0.xz'],
   'upstream-webhook': ['upstream-webhook', 'snapshot-validation-webhook-v7.0.2.xz'],
   'vap-check': ['vap-check', 'vap-check.xz'],
 };
