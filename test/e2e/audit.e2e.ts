@@ -1,5 +1,7 @@
 // `snapshot-webhook audit` against the real apiserver: objects written with no webhook registered (as on a
-// cluster where they predate it), read at every served version, in pages, with RBAC that forbids one kind.
+// cluster where they predate it), each kind read once at one version it serves, in pages, with RBAC that forbids
+// one kind. On 1.36 (upstream's v8.6.0 CRDs, CEL live) a snapshot with two sources cannot be stored, so the object
+// that predates the webhook is a content whose reference names no snapshot, which CEL lets through.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,11 +12,35 @@ import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/clien
 import { PAGE_SIZE } from '../../src/cluster/list-snapshot-objects.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
+import { kube } from './kube.js';
 import { stopAll } from './processes.js';
 import { klass, NS, snapshotObjects, VGSCLASS, VS, VSC, VSCLASS } from './snapshot-objects.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const SNAPSHOTS = PAGE_SIZE * 2 + 1;
+/** The object that predates the webhook and that it would deny, and the start of its finding. */
+const defect = kube.celLive
+  ? {
+      target: VSC,
+      object: {
+        metadata: { name: 'unnamed-ref' },
+        spec: {
+          driver: 'd',
+          deletionPolicy: 'Retain',
+          source: { snapshotHandle: 'h' },
+          volumeSnapshotRef: { name: '', namespace: '' },
+        },
+      },
+      finding: 'snapshot.storage.k8s.io/v1: VolumeSnapshotContent unnamed-ref: both Spec.VolumeSnapshotRef.Name',
+    }
+  : {
+      target: VS,
+      object: {
+        metadata: { name: 'both-sources' },
+        spec: { source: { persistentVolumeClaimName: 'data', volumeSnapshotContentName: 'some-content' } },
+      },
+      finding: `snapshot.storage.k8s.io/v1: VolumeSnapshot ${NS}/both-sources: only one of`,
+    };
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-audit-'));
 let cluster: TestCluster | undefined;
@@ -45,10 +71,7 @@ t.before(async () => {
   await objects.create(VSCLASS, klass(VSCLASS, 'slow', 'ebs.csi.aws.com', true));
   await objects.create(VSCLASS, klass(VSCLASS, 'only', 'hostpath.csi.k8s.io', true));
   await objects.create(VGSCLASS, klass(VGSCLASS, 'group-a', 'ebs.csi.aws.com', true));
-  await objects.create(VS, {
-    metadata: { name: 'both-sources' },
-    spec: { source: { persistentVolumeClaimName: 'data', volumeSnapshotContentName: 'some-content' } },
-  });
+  await objects.create(defect.target, defect.object);
   await objects.create(VSC, {
     metadata: { name: 'content-ok' },
     spec: {
@@ -68,22 +91,20 @@ t.before(async () => {
   }
 });
 
-t.test('audit finds what predates the webhook, at every served version, through pages', async (t) => {
+t.test('audit finds what predates the webhook, each object once, through pages', async (t) => {
   const r = audit([`--kubeconfig=${(cluster as TestCluster).kubeconfig}`]);
   t.equal(r.status, 1, `exit 1: something would be denied\n${r.stderr}`);
   const lines = r.stdout.trimEnd().split('\n');
-  for (const version of ['v1', 'v1beta1']) {
-    t.ok(
-      lines.includes(
-        `snapshot.storage.k8s.io/${version}: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com`,
-      ),
-      `the double default at ${version}`,
-    );
-    t.ok(
-      lines.some((l) => l.startsWith(`snapshot.storage.k8s.io/${version}: VolumeSnapshot ${NS}/both-sources: only one of`)),
-      `the snapshot with two sources at ${version}`,
-    );
-  }
+  t.equal(
+    lines.filter((l) =>
+      l.endsWith('VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com'),
+    ),
+    [
+      'snapshot.storage.k8s.io/v1: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com',
+    ],
+    'the double default, once, at v1',
+  );
+  t.equal(lines.filter((l) => l.startsWith(defect.finding)).length, 1, `${defect.finding} ..., once`);
   t.ok(
     lines.some((l) => l.startsWith('defaults: VolumeSnapshotClass fast, slow: driver ebs.csi.aws.com has 2 default')),
     'one line for the driver with two defaults',
@@ -94,15 +115,15 @@ t.test('audit finds what predates the webhook, at every served version, through 
     ),
     'nothing else is named',
   );
-  // 4 classes, the snapshots and the content, each at the two served versions of its group; denied at each:
-  // fast, slow and both-sources, and once the driver with two defaults.
-  const checked = 2 * (4 + SNAPSHOTS + 1 + 1);
-  t.equal(lines.at(-1), `${checked} checked, 7 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable`);
+  // 4 classes, the snapshots, the content and the defect, each once; denied: fast, slow, the defect, and once the
+  // driver with two defaults.
+  const checked = 4 + SNAPSHOTS + 1 + 1;
+  t.equal(lines.at(-1), `${checked} checked, 4 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable`);
 
   const json = audit(['--output', 'json'], { KUBECONFIG: (cluster as TestCluster).kubeconfig });
   t.equal(json.status, 1, 'KUBECONFIG is honoured');
   const parsed = JSON.parse(json.stdout) as { summary: { checked: number; denied: number } };
-  t.match(parsed.summary, { checked, denied: 7 });
+  t.match(parsed.summary, { checked, denied: 4 });
 });
 
 t.test('a kind the auditor may not list is reported; the others are still checked (exit 2)', async (t) => {
@@ -130,19 +151,19 @@ t.test('a kind the auditor may not list is reported; the others are still checke
   const r = audit([`--kubeconfig=${c.kubeconfigFor('auditor')}`]);
   t.equal(r.status, 2, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
-  for (const version of ['v1', 'v1beta1']) {
-    t.ok(
-      lines.includes(
-        `snapshot.storage.k8s.io/${version}: forbidden to list volumesnapshotcontents.${version}.snapshot.storage.k8s.io: grant list on volumesnapshotcontents (group snapshot.storage.k8s.io)`,
-      ),
-      `volumesnapshotcontents at ${version} is named`,
-    );
-  }
   t.ok(
-    lines.some((l) => l.includes('both-sources')),
-    'the snapshots are still checked',
+    lines.includes(
+      'snapshot.storage.k8s.io/v1: forbidden to list volumesnapshotcontents.v1.snapshot.storage.k8s.io: grant list on volumesnapshotcontents (group snapshot.storage.k8s.io)',
+    ),
+    'volumesnapshotcontents is named, once',
   );
-  t.match(lines.at(-1), /, 7 denied, 0 warnings, 0 skipped \(not snapshot kinds\), 2 unreadable$/);
+  t.ok(
+    lines.some((l) => l.startsWith('defaults: VolumeSnapshotClass fast, slow')),
+    'the classes are still checked',
+  );
+  // The defect is a content on 1.36: then it is not read.
+  const denied = kube.celLive ? 3 : 4;
+  t.match(lines.at(-1), new RegExp(`, ${denied} denied, 0 warnings, 0 skipped \\(not snapshot kinds\\), 1 unreadable$`));
 });
 
 t.test('a cluster that cannot be reached: exit 2 with the reason', async (t) => {

@@ -152,7 +152,9 @@ t.test("upstream's conversion webhook and ours on the same reviews", async (t) =
       let at = 0;
       while (at < mine.length && mine[at] === theirs[at]) at += 1;
       const from = Math.max(0, at - 120);
-      t.comment(`${name}, from character ${at}:\n  ours:     ${mine.slice(from, at + 200)}\n  upstream: ${theirs.slice(from, at + 200)}`);
+      t.comment(
+        `${name}, from character ${at}:\n  ours:     ${mine.slice(from, at + 200)}\n  upstream: ${theirs.slice(from, at + 200)}`,
+      );
     }
   }
   t.same(

@@ -54,7 +54,10 @@ export async function installCrds(kc: KubeConfig, choice: CrdChoice): Promise<vo
 export async function wireConversion(kc: KubeConfig, port: number, caBundle: string): Promise<void> {
   const component = parse(readFileSync(CONVERSION_COMPONENT, 'utf8')) as { patches: [{ patch: string }] };
   const [operation] = parse(component.patches[0].patch) as [
-    { path: string; value: { strategy: string; webhook: { conversionReviewVersions: string[]; clientConfig: { service: { path: string } } } } },
+    {
+      path: string;
+      value: { strategy: string; webhook: { conversionReviewVersions: string[]; clientConfig: { service: { path: string } } } };
+    },
   ];
   if (operation.path !== '/spec/conversion') throw new Error(`the conversion component patches ${operation.path}`);
   const { strategy, webhook } = operation.value;

@@ -174,9 +174,7 @@ t.test('a CRD deleted and re-created', async (t) => {
   const kc = client(cluster.kubeconfig);
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
   const name = 'volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io';
-  const crd = readCrds(crdFolder('untyped')).find(
-    (c) => c.metadata?.name === name,
-  ) as V1CustomResourceDefinition;
+  const crd = readCrds(crdFolder('untyped')).find((c) => c.metadata?.name === name) as V1CustomResourceDefinition;
   await extensions.deleteCustomResourceDefinition({ name });
   await waitFor(
     'the webhook notices',

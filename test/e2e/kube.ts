@@ -23,6 +23,8 @@ export interface KubeRelease {
   readonly shippedCrds: string | undefined;
   /** The CRDs carry CEL rules that the apiserver enforces before the webhook. */
   readonly celLive: boolean;
+  /** The kustomize components of manifests/components that install the webhook on this release (docs/install.md). */
+  readonly components: readonly string[];
 }
 
 function required(found: { dir?: string; missing?: string }): string {
@@ -40,6 +42,7 @@ const RELEASES: Record<string, () => KubeRelease> = {
     controllerTool: 'snapshot-controller',
     shippedCrds: undefined,
     celLive: false,
+    components: ['kubernetes-1.20'],
   }),
   '1.36': () => ({
     version: '1.36.2',
@@ -50,6 +53,7 @@ const RELEASES: Record<string, () => KubeRelease> = {
     controllerTool: 'snapshot-controller-8.6',
     shippedCrds: currentCrds(),
     celLive: true,
+    components: [],
   }),
 };
 

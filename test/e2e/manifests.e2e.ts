@@ -1,12 +1,14 @@
-// The manifests against a real Kubernetes 1.20 apiserver (the oldest docs/install.md supports): the base with
-// the kubernetes-1.20 component applies (server-side dry run: every object validated by the apiserver, none
-// kept); the base alone fails only on the policy/v1 PodDisruptionBudget, as documented.
+// The manifests against each release's real apiserver (server-side dry run: every object validated by the
+// apiserver, none kept). On 1.20 (the oldest docs/install.md supports) the base with the kubernetes-1.20 component
+// applies, and the base alone fails only on the policy/v1 PodDisruptionBudget, as documented; on 1.36 the base
+// applies as it is, matchConditions included, and so does the policy-only overlay.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startCluster, type TestCluster } from './cluster.js';
+import { kube } from './kube.js';
 import { stopAll } from './processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-manifests-'));
@@ -43,23 +45,44 @@ t.before(async () => {
   if (ns.status !== 0) throw new Error(ns.stderr);
 });
 
-t.test('on 1.20, the base with the kubernetes-1.20 component applies', async (t) => {
-  for (const components of [['kubernetes-1.20'], ['kubernetes-1.20', 'first-install']]) {
-    const r = kubectl(['apply', '--dry-run=server', '-k', withComponents(`on-1.20-${components.length}`, components)]);
-    t.equal(r.status, 0, `${components.join(' + ')}: ${r.stderr}`);
+t.test(`on ${kube.version}, the base with this release's components applies`, async (t) => {
+  for (const components of [[...kube.components], [...kube.components, 'first-install']]) {
+    const r = kubectl(['apply', '--dry-run=server', '-k', withComponents(`on-release-${components.length}`, components)]);
+    t.equal(r.status, 0, `${['base', ...components].join(' + ')}: ${r.stderr}`);
     for (const kind of ['deployment.apps', 'poddisruptionbudget.policy', 'networkpolicy.networking.k8s.io', 'role.rbac'])
       t.match(
         r.stdout,
         new RegExp(`^${kind.replace('.', '\\.')}[^ ]*/snapshot-webhook[^ ]* (created|configured) \\(server dry run\\)`, 'm'),
         kind,
       );
+    t.match(
+      r.stdout,
+      /^validatingwebhookconfiguration\.admissionregistration\.k8s\.io\/validation-webhook\.snapshot\.storage\.k8s\.io created \(server dry run\)/m,
+      'the webhook configuration',
+    );
   }
 });
 
-t.test('on 1.20, the base alone fails only on the policy/v1 PodDisruptionBudget', async (t) => {
-  const r = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'base')]);
-  t.not(r.status, 0);
-  const errors = r.stderr.split('\n').filter((l) => l.startsWith('error:'));
-  t.ok(errors.length > 0 && errors.every((l) => l.includes('PodDisruptionBudget') && l.includes('policy/v1')), r.stderr);
-  t.match(r.stdout, /deployment\.apps\/snapshot-webhook created \(server dry run\)/, 'the rest applies');
-});
+if (kube.version === '1.20.2') {
+  t.test('on 1.20, the base alone fails only on the policy/v1 PodDisruptionBudget', async (t) => {
+    const r = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'base')]);
+    t.not(r.status, 0);
+    const errors = r.stderr.split('\n').filter((l) => l.startsWith('error:'));
+    t.ok(errors.length > 0 && errors.every((l) => l.includes('PodDisruptionBudget') && l.includes('policy/v1')), r.stderr);
+    t.match(r.stdout, /deployment\.apps\/snapshot-webhook created \(server dry run\)/, 'the rest applies');
+  });
+} else {
+  t.test(`on ${kube.version}, the policy-only overlay applies as it is`, async (t) => {
+    const r = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'overlays', 'policy-only')]);
+    t.equal(r.status, 0, r.stderr);
+    t.equal(
+      (
+        r.stdout.match(
+          /^validatingadmissionpolicy(binding)?\.admissionregistration\.k8s\.io\/\S+ created \(server dry run\)$/gm,
+        ) ?? []
+      ).length,
+      4,
+      'a policy and a binding per class kind',
+    );
+  });
+}

@@ -1,13 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { kube } from './kube.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
-const WEBHOOK_CONFIG = fileURLToPath(new URL('../../manifests/base/validating-webhook-configuration.yaml', import.meta.url));
+const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
 export interface TestWebhook {
   readonly port: number;
@@ -70,14 +74,85 @@ interface WebhookEntry {
   [key: string]: unknown;
 }
 
-/** The project's ValidatingWebhookConfiguration, pointed at the loopback webhook with its real caBundle. */
-export function webhookConfiguration(port: number, caBundle: string): Record<string, unknown> {
-  const config = parse(readFileSync(WEBHOOK_CONFIG, 'utf8')) as { webhooks: WebhookEntry[] } & Record<string, unknown>;
-  config.webhooks = config.webhooks.map((w) => ({
-    ...w,
-    clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
-  }));
-  return config;
+/**
+ * The project's ValidatingWebhookConfiguration as this release installs it (the base with the release's
+ * components, and `components` on top, rendered by kubectl kustomize), pointed at the loopback webhook with its
+ * real caBundle.
+ */
+export function webhookConfiguration(
+  port: number,
+  caBundle: string,
+  components: readonly string[] = [],
+): Record<string, unknown> {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-vwc-'));
+  try {
+    const all = [...kube.components, ...components].map((c) => relative(dir, join(MANIFESTS, 'components', c)));
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      JSON.stringify({ resources: [relative(dir, join(MANIFESTS, 'base'))], components: all }),
+    );
+    const rendered = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+    const config = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as { kind?: string; webhooks: WebhookEntry[] } & Record<string, unknown>)
+      .find((d) => d.kind === 'ValidatingWebhookConfiguration');
+    if (config === undefined) throw new Error('the manifests render no ValidatingWebhookConfiguration');
+    config.webhooks = config.webhooks.map((w) => ({
+      ...w,
+      clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
+    }));
+    return config;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Waits until the apiserver calls the webhook: a VolumeSnapshotContent whose reference names no snapshot is denied
+ * by the webhook on every release (CEL's `has()` accepts the empty names, and matchConditions route contents).
+ */
+export async function untilCalled(kc: KubeConfig, what = 'webhook registered'): Promise<void> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const probe = {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: { name: 'registration-probe' },
+    spec: {
+      driver: 'probe.csi.example.com',
+      deletionPolicy: 'Retain',
+      source: { snapshotHandle: 'probe' },
+      volumeSnapshotRef: { name: '', namespace: '' },
+    },
+  };
+  let last = '';
+  await waitFor(
+    what,
+    async () => {
+      last = await api
+        .createClusterCustomObject({
+          group: 'snapshot.storage.k8s.io',
+          version: 'v1',
+          plural: 'volumesnapshotcontents',
+          body: probe,
+        })
+        .then(
+          async () => {
+            await api.deleteClusterCustomObject({
+              group: 'snapshot.storage.k8s.io',
+              version: 'v1',
+              plural: 'volumesnapshotcontents',
+              name: 'registration-probe',
+            });
+            return '(admitted)';
+          },
+          (error: unknown) => String((error as { body?: unknown }).body ?? error),
+        );
+      return last.includes('denied the request');
+    },
+    15_000,
+    200,
+  ).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; last answer: ${last.slice(0, 500)}`);
+  });
 }
 
 /** A decision line of the webhook's log, the fields the suites read. */

@@ -1,0 +1,122 @@
+// matchConditions (Kubernetes 1.30+) on the project's ValidatingWebhookConfiguration, with upstream's v8.6.0 CRDs
+// (CEL live): admission calls per 1,000 ordinary VolumeSnapshot creates with the base configuration and with the
+// component without-match-conditions, and what a webhook outage still blocks.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { startCluster, type TestCluster } from './cluster.js';
+import { installCrds } from './crds.js';
+import { kube } from './kube.js';
+import { stopAll, waitFor } from './processes.js';
+import { klass, NS, rejection, snapshotObjects, VS, VSC, VSCLASS } from './snapshot-objects.js';
+import { followDecisions, startWebhook, untilCalled, webhookConfiguration, type TestWebhook } from './webhook.js';
+
+if (!kube.admissionPolicies) t.plan(0, `Kubernetes ${kube.version} has no webhook matchConditions (GA in 1.30)`);
+
+const CREATES = 1000;
+const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-match-'));
+let cluster: TestCluster | undefined;
+let webhook: TestWebhook | undefined;
+let kc: KubeConfig;
+t.teardown(async () => {
+  await webhook?.process.stop();
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Makes the project's configuration, with these components, the one the apiserver uses. */
+async function register(components: readonly string[]): Promise<void> {
+  const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
+  const body = webhookConfiguration((webhook as TestWebhook).port, (webhook as TestWebhook).caBundle, components) as {
+    metadata: { name: string };
+  };
+  await hooks.deleteValidatingWebhookConfiguration({ name: body.metadata.name }).catch(() => undefined);
+  await hooks.createValidatingWebhookConfiguration({ body: body as never });
+}
+
+/** Creates `count` ordinary VolumeSnapshots, 50 at a time. */
+async function createSnapshots(prefix: string, count: number): Promise<void> {
+  const { create } = snapshotObjects(kc);
+  for (let i = 0; i < count; i += 50)
+    await Promise.all(
+      Array.from({ length: Math.min(50, count - i) }, (_, j) =>
+        create(VS, { metadata: { name: `${prefix}-${i + j}` }, spec: { source: { persistentVolumeClaimName: 'data' } } }),
+      ),
+    );
+}
+
+if (kube.admissionPolicies) {
+  t.before(async () => {
+    cluster = await startCluster(dir);
+    kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfig);
+    await installCrds(kc, 'current');
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });
+    webhook = await startWebhook(dir, cluster.kubeconfig);
+  });
+
+  t.test(`admission calls per ${CREATES} VolumeSnapshot creates, with and without matchConditions`, async (t) => {
+    const decisions = followDecisions((webhook as TestWebhook).process, 'e2e-admin');
+    const snapshotCalls = (): number => decisions().filter((d) => d.resource.startsWith('volumesnapshots.')).length;
+    await register([]);
+    await untilCalled(kc);
+    await createSnapshots('with', CREATES);
+    const withConditions = snapshotCalls();
+    t.equal(withConditions, 0, `with matchConditions (the base): ${withConditions} calls`);
+
+    await register(['without-match-conditions']);
+    await waitFor(
+      'the configuration without matchConditions in use',
+      async () => {
+        await createSnapshots(`switch-${Date.now()}`, 1);
+        return snapshotCalls() > 0;
+      },
+      15_000,
+      250,
+    );
+    const before = snapshotCalls();
+    await createSnapshots('without', CREATES);
+    const withoutConditions = snapshotCalls() - before;
+    t.equal(withoutConditions, CREATES, `without them (without-match-conditions): ${withoutConditions} calls`);
+    t.comment(
+      `admission calls per ${CREATES} VolumeSnapshot creates: ${withConditions} with matchConditions, ${withoutConditions} without`,
+    );
+  });
+
+  t.test('a webhook outage with matchConditions: snapshots go on, default-class writes and contents wait', async (t) => {
+    await register([]);
+    await untilCalled(kc);
+    const { create } = snapshotObjects(kc);
+    await (webhook as TestWebhook).process.stop();
+    const outcomes = {
+      snapshot: await rejection(
+        create(VS, { metadata: { name: 'during-outage' }, spec: { source: { persistentVolumeClaimName: 'data' } } }),
+      ),
+      'non-default class': await rejection(create(VSCLASS, klass(VSCLASS, 'plain', 'outage.csi.example.com', false))),
+      'default class': await rejection(create(VSCLASS, klass(VSCLASS, 'first', 'outage.csi.example.com', true))),
+      content: await rejection(
+        create(VSC, {
+          metadata: { name: 'during-outage' },
+          spec: {
+            driver: 'd',
+            deletionPolicy: 'Retain',
+            source: { snapshotHandle: 'h' },
+            volumeSnapshotRef: { name: 's', namespace: NS },
+          },
+        }),
+      ),
+    };
+    for (const [what, outcome] of Object.entries(outcomes)) t.comment(`during the outage, ${what}: ${outcome}`);
+    t.equal(outcomes.snapshot, '(admitted)', 'a VolumeSnapshot is admitted (left to CEL)');
+    t.equal(outcomes['non-default class'], '(admitted)', 'a class without the default annotation is admitted');
+    t.match(
+      outcomes['default class'],
+      /failed calling webhook "validation-webhook\.snapshot\.storage\.k8s\.io"/,
+      'a default class waits',
+    );
+    t.match(outcomes.content, /failed calling webhook "validation-webhook\.snapshot\.storage\.k8s\.io"/, 'a content waits');
+  });
+}
