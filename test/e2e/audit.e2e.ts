@@ -95,7 +95,7 @@ t.test('audit finds what predates the webhook, each object once, through pages',
   const r = audit([`--kubeconfig=${(cluster as TestCluster).kubeconfig}`]);
   t.equal(r.status, 1, `exit 1: something would be denied\n${r.stderr}`);
   const lines = r.stdout.trimEnd().split('\n');
-  t.equal(
+  t.same(
     lines.filter((l) =>
       l.endsWith('VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com'),
     ),

@@ -6,11 +6,11 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { parseLossless } from '../../src/conversion/lossless-json.js';
 import { findUpstreamCrds } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
-import { installCrds } from './crds.js';
+import { installCrds, wireConversion } from './crds.js';
 import { stopAll, waitFor } from './processes.js';
 import { startWebhook, type TestWebhook } from './webhook.js';
 
@@ -103,19 +103,8 @@ t.before(async () => {
   kc.loadFromFile(cluster.kubeconfig);
   await installCrds(kc, 'current');
   webhook = await startWebhook(dir, cluster.kubeconfig);
-  // Point the three group CRDs at the webhook, as the conversion component does with the Service.
-  const extensions = kc.makeApiClient(ApiextensionsV1Api);
-  for (const plural of ['volumegroupsnapshotcontents', 'volumegroupsnapshots', 'volumegroupsnapshotclasses']) {
-    const crd = await extensions.readCustomResourceDefinition({ name: `${plural}.${GROUP}` });
-    crd.spec.conversion = {
-      strategy: 'Webhook',
-      webhook: {
-        conversionReviewVersions: ['v1'],
-        clientConfig: { url: `https://127.0.0.1:${webhook.port}/convert`, caBundle: webhook.caBundle },
-      },
-    };
-    await extensions.replaceCustomResourceDefinition({ name: crd.metadata?.name as string, body: crd });
-  }
+  // The conversion component's stanza, with the loopback url and the webhook's caBundle.
+  await wireConversion(kc, webhook.port, webhook.caBundle);
 });
 
 t.test('written at v1beta2, read, listed and watched at v1beta1 and v1, updated at v1beta1: every value kept', async (t) => {
@@ -202,4 +191,99 @@ t.test('a VolumeGroupSnapshotClass written at v1beta1 reads at v1 and v1beta2 un
       version,
     );
   }
+});
+
+/** A content written at `version` with the sidecar's status (int64s beyond 2^53), in that version's shape. */
+async function writeContent(version: string, name: string): Promise<void> {
+  const body = JSON.stringify({
+    apiVersion: `${GROUP}/${version}`,
+    kind: 'VolumeGroupSnapshotContent',
+    metadata: { name },
+    spec: {
+      driver: 'hostpath.csi.k8s.io',
+      deletionPolicy: 'Retain',
+      source: { volumeHandles: ['vol-1'] },
+      volumeGroupSnapshotRef: { name: `group-${name}`, namespace: 'team-a' },
+    },
+  });
+  const created = await api('POST', path(version), body);
+  if (created.status !== 201) throw new Error(`POST ${version}: ${created.status} ${created.text.slice(0, 300)}`);
+  const stored = (await get(version, name)).object;
+  const status =
+    version === 'v1beta1'
+      ? '{"readyToUse":true,"volumeSnapshotHandlePairList":[{"volumeHandle":"vol-1","snapshotHandle":"snap-1"}]}'
+      : `{"readyToUse":true,"volumeSnapshotInfoList":[{"volumeHandle":"vol-1","snapshotHandle":"snap-1","creationTime":${NANOS},"readyToUse":true,"restoreSize":${SIZE}}]}`;
+  const put = await api(
+    'PUT',
+    `${path(version, name)}/status`,
+    JSON.stringify({ ...stored, status: 'STATUS' }).replace('"STATUS"', status),
+  );
+  if (put.status !== 200) throw new Error(`PUT status ${version}: ${put.status} ${put.text.slice(0, 300)}`);
+}
+
+/** What an object holds at a version, apart from what the apiserver changes on every write. */
+async function content(version: string, name: string): Promise<string> {
+  const { object } = await get(version, name);
+  const { resourceVersion, managedFields, generation, ...metadata } = object.metadata as Json;
+  return JSON.stringify({ ...object, metadata });
+}
+
+t.test('written at each version, read at every version, rewritten at the storage version: nothing lost', async (t) => {
+  const versions = ['v1beta1', 'v1beta2', 'v1'];
+  for (const written of versions) await writeContent(written, `at-${written}`);
+  const before = new Map<string, string>();
+  for (const written of versions)
+    for (const read of versions) {
+      const text = await content(read, `at-${written}`);
+      before.set(`${written}@${read}`, text);
+      if (read === 'v1beta1')
+        t.match(
+          text,
+          '"volumeSnapshotHandlePairList":[{"snapshotHandle":"snap-1","volumeHandle":"vol-1"}]',
+          `${written} read at ${read}`,
+        );
+      else if (written === 'v1beta1')
+        t.match(
+          text,
+          '"volumeSnapshotInfoList":[{"snapshotHandle":"snap-1","volumeHandle":"vol-1"}]',
+          `${written} read at ${read}: the pairs`,
+        );
+      else t.equal(infoList(text), EXPECTED_INFO, `${written} read at ${read}: the info list, exact`);
+    }
+  // The storage-version migration: every object read and written back unchanged at the storage version (v1beta2).
+  for (const written of versions) {
+    const { text } = await get('v1beta2', `at-${written}`);
+    const put = await api('PUT', path('v1beta2', `at-${written}`), text);
+    t.equal(put.status, 200, `rewrite of at-${written}: ${put.text.slice(0, 200)}`);
+  }
+  for (const [key, text] of before) {
+    const [written, read] = key.split('@') as [string, string];
+    t.equal(await content(read, `at-${written}`), text, `after the rewrite, ${written} read at ${read}: the same`);
+  }
+});
+
+t.test('with the webhook down, reads at another version fail clearly and nothing is written; back, all reads', async (t) => {
+  const hook = webhook as TestWebhook;
+  const stored = await content('v1beta2', 'at-v1');
+  await hook.process.stop();
+  for (const version of ['v1beta1', 'v1']) {
+    const read = await api('GET', path(version, 'at-v1'));
+    t.not(read.status, 200, `a read at ${version} fails: ${read.status}`);
+    t.match(
+      read.text,
+      /conversion webhook for groupsnapshot\.storage\.k8s\.io\/v1beta2, Kind=VolumeGroupSnapshotContent failed/,
+      'and says why',
+    );
+  }
+  const write = await api(
+    'PUT',
+    path('v1', 'at-v1'),
+    JSON.stringify({ ...(await get('v1beta2', 'at-v1')).object, apiVersion: `${GROUP}/v1` }),
+  );
+  t.not(write.status, 200, `a write at v1 fails: ${write.status}`);
+  t.equal(await content('v1beta2', 'at-v1'), stored, 'the stored object is unchanged');
+  webhook = await startWebhook(dir, (cluster as TestCluster).kubeconfig, [], true, hook.port);
+  await waitFor('reads at v1 again', async () => (await api('GET', path('v1', 'at-v1'))).status === 200, 20_000, 250);
+  t.equal(infoList((await get('v1', 'at-v1')).text), EXPECTED_INFO, 'back: read at v1, exact');
+  t.match((await get('v1beta1', 'at-v1')).text, '"volumeSnapshotHandlePairList"', 'back: read at v1beta1');
 });

@@ -11,6 +11,7 @@ import { devCertPaths } from '../../src/certs/dev-certs.js';
 import { CLAIM_LEASE_NAMES, CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
+import { kube } from './kube.js';
 import { freePort, stopAll, waitFor } from './processes.js';
 import { roundRobin, type RoundRobin } from './round-robin.js';
 import { klass, rejection, snapshotObjects, VS, VSCLASS, type Obj } from './snapshot-objects.js';
@@ -304,5 +305,8 @@ t.test('the cost: only default-class writes take the claim', async (t) => {
     snapshotCreateMs: median(snaps),
   };
   t.comment(`decision medians (ms), two replicas on loopback: ${JSON.stringify(figures)}`);
-  t.ok(Number.isFinite(figures.defaultClassCreateMs) && Number.isFinite(figures.otherClassCreateMs), 'measured');
+  t.ok(Number.isFinite(figures.defaultClassCreateMs), 'measured');
+  // With matchConditions (1.30+), writes that make no default never reach the webhook.
+  if (kube.admissionPolicies) t.same([plain.length, snaps.length], [0, 0], 'the other writes were not sent to the webhook');
+  else t.ok(Number.isFinite(figures.otherClassCreateMs), 'the other class creates measured too');
 });

@@ -7,7 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { findTool } from '../helpers/tools.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tools = ['kube-apiserver', 'kube-apiserver-1.36', 'etcd-3.5', 'snapshot-controller', 'snapshot-controller-8.6'].map(findTool);
+const tools = [
+  'kube-apiserver',
+  'kube-apiserver-1.36',
+  'etcd-3.5',
+  'snapshot-controller',
+  'snapshot-controller-8.6',
+  'upstream-conversion-webhook',
+].map(findTool);
 const missing =
   tools.find((t) => t.missing)?.missing ??
   ['etcd', 'xz', 'openssl'].find((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
@@ -29,6 +36,9 @@ const files =
         'test/e2e/audit.e2e.ts',
         'test/e2e/manifests.e2e.ts',
         'test/e2e/mutual-tls.e2e.ts',
+        'test/e2e/policy.e2e.ts',
+        'test/e2e/match-conditions.e2e.ts',
+        'test/e2e/conversion-peer.e2e.ts',
       ];
 /** Kubernetes releases the suite runs against (test/e2e/kube.ts), oldest first; E2E_KUBE=1.36 picks one. */
 const releases = process.env.E2E_KUBE ? [process.env.E2E_KUBE] : ['1.20', '1.36'];
