@@ -42,7 +42,7 @@ const files =
       ];
 /** Kubernetes releases the suite runs against (test/e2e/kube.ts), oldest first; E2E_KUBE=1.36 picks one. */
 const releases = process.env.E2E_KUBE ? [process.env.E2E_KUBE] : ['1.20', '1.36'];
-const label = { '1.20': '1.20.2', '1.36': '1.36.2' };
+const label = { '1.20': '1.20.2', 1.36: '1.36.2' };
 
 /** Runs the files against one release; prints its result lines labelled `[k8s 1.36.2]` and returns its counts. */
 function runAgainst(release) {
