@@ -225,7 +225,7 @@ t.test('a pre-provisioned VolumeGroupSnapshotContent without a class is bound to
 });
 
 t.test('a dynamic group snapshot with a default group class: content, then member snapshots once ready', async (t) => {
-  const { api, get, create, list, boundClaim } = objects;
+  const { get, create, list, boundClaim, sidecarReportsGroup } = objects;
   await create(VGSCLASS, klass(VGSCLASS, 'group-default', DRIVER, true));
   await boundClaim('db-1', DRIVER, { app: 'db' });
   await boundClaim('db-2', DRIVER, { app: 'db' });
@@ -247,28 +247,8 @@ t.test('a dynamic group snapshot with a default group class: content, then membe
     ['vol-db-1', 'vol-db-2'],
     "the group content lists the claims' volumes",
   );
-  // The sidecar's part: the driver made the group snapshot; its status goes through the status subresource.
-  // The group's creationTime is a date-time; each member's is int64 nanoseconds.
-  const creationTime = Date.now() * 1_000_000;
-  content.status = {
-    volumeGroupSnapshotHandle: 'group-handle-dynamic',
-    creationTime: new Date().toISOString(),
-    readyToUse: true,
-    volumeSnapshotInfoList: ['db-1', 'db-2'].map((name) => ({
-      volumeHandle: `vol-${name}`,
-      snapshotHandle: `snap-handle-${name}`,
-      creationTime,
-      readyToUse: true,
-      restoreSize: 1073741824,
-    })),
-  };
-  await api.replaceClusterCustomObjectStatus({
-    group: VGSC.group,
-    version: VGSC.version,
-    plural: VGSC.plural,
-    name: contentName,
-    body: content,
-  });
+  // The sidecar's part: the driver made the group snapshot.
+  await sidecarReportsGroup(contentName, 'group-handle-dynamic', ['vol-db-1', 'vol-db-2']);
   await waitFor(
     'member snapshots and contents',
     async () => {
@@ -292,7 +272,7 @@ const membersOf = async (group: string) =>
 // Only where a "" reaches admission: the 1.20 apiserver refuses it with upstream's typed CRDs (test/e2e/kube.ts).
 if (kube.celLive) {
   t.test('a dynamic group snapshot with a volume whose PV is gone: its "" member is admitted, bound, and deleted', async (t) => {
-    const { api, get, create, remove, gone, list, boundClaim, sidecarReleases } = objects;
+    const { get, create, remove, gone, list, boundClaim, sidecarReleases, sidecarReportsGroup } = objects;
     await boundClaim('web-1', DRIVER, { app: 'web' });
     await create(VGS, { metadata: { name: 'group-pv-gone' }, spec: { source: { selector: { matchLabels: { app: 'web' } } } } });
     let contentName = '';
@@ -304,27 +284,7 @@ if (kube.celLive) {
       250,
     );
     // The driver reports a second volume for which no PersistentVolume exists.
-    const content = await get(VGSC, contentName);
-    const creationTime = Date.now() * 1_000_000;
-    content.status = {
-      volumeGroupSnapshotHandle: 'group-handle-pv-gone',
-      creationTime: new Date().toISOString(),
-      readyToUse: true,
-      volumeSnapshotInfoList: ['vol-web-1', 'vol-gone'].map((volumeHandle) => ({
-        volumeHandle,
-        snapshotHandle: `snap-${volumeHandle}`,
-        creationTime,
-        readyToUse: true,
-        restoreSize: 1073741824,
-      })),
-    };
-    await api.replaceClusterCustomObjectStatus({
-      group: VGSC.group,
-      version: VGSC.version,
-      plural: VGSC.plural,
-      name: contentName,
-      body: content,
-    });
+    await sidecarReportsGroup(contentName, 'group-handle-pv-gone', ['vol-web-1', 'vol-gone']);
     await waitFor(
       'two members, bound, and the group ready',
       async () => {

@@ -154,5 +154,26 @@ export function snapshotObjects(kc: KubeConfig) {
       250,
     );
   }
-  return { api, core, get, create, replace, remove, list, gone, boundClaim, sidecarReleases };
+  /**
+   * Plays the CSI sidecar once the driver made a group snapshot: the group content's status, through the status
+   * subresource, one entry per volume handle. The group's creationTime is a date-time; each member's is int64 ns.
+   */
+  async function sidecarReportsGroup(contentName: string, groupHandle: string, volumeHandles: readonly string[]): Promise<void> {
+    const content = await get(VGSC, contentName);
+    const creationTime = Date.now() * 1_000_000;
+    content.status = {
+      volumeGroupSnapshotHandle: groupHandle,
+      creationTime: new Date().toISOString(),
+      readyToUse: true,
+      volumeSnapshotInfoList: volumeHandles.map((volumeHandle) => ({
+        volumeHandle,
+        snapshotHandle: `snap-handle-${volumeHandle}`,
+        creationTime,
+        readyToUse: true,
+        restoreSize: 1073741824,
+      })),
+    };
+    await api.replaceClusterCustomObjectStatus({ ...at(VGSC), name: contentName, body: content });
+  }
+  return { api, core, get, create, replace, remove, list, gone, boundClaim, sidecarReleases, sidecarReportsGroup };
 }
