@@ -107,45 +107,38 @@ export function webhookConfiguration(
 }
 
 /**
- * Waits until the apiserver calls the webhook: a VolumeSnapshotContent whose reference names no snapshot is denied
- * by the webhook on every release (CEL's `has()` accepts the empty names, and matchConditions route contents).
+ * Waits until the apiserver calls the webhook: changing a bound VolumeSnapshotContent's reference uid is denied by
+ * the webhook on every release (KEP-1900; no CRD rule checks it, matchConditions route contents, and no value is
+ * `""`, which 1.20 refuses with typed CRDs). The probe content is deleted afterwards.
  */
 export async function untilCalled(kc: KubeConfig, what = 'webhook registered'): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
+  const at = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotcontents' };
+  const name = 'registration-probe';
   const probe = {
     apiVersion: 'snapshot.storage.k8s.io/v1',
     kind: 'VolumeSnapshotContent',
-    metadata: { name: 'registration-probe' },
+    metadata: { name },
     spec: {
       driver: 'probe.csi.example.com',
       deletionPolicy: 'Retain',
       source: { snapshotHandle: 'probe' },
-      volumeSnapshotRef: { name: '', namespace: '' },
+      volumeSnapshotRef: { name: 'probe', namespace: 'probe', uid: 'uid-0' },
     },
   };
+  await api.createClusterCustomObject({ ...at, body: probe });
   let last = '';
+  let round = 0;
   await waitFor(
     what,
     async () => {
-      last = await api
-        .createClusterCustomObject({
-          group: 'snapshot.storage.k8s.io',
-          version: 'v1',
-          plural: 'volumesnapshotcontents',
-          body: probe,
-        })
-        .then(
-          async () => {
-            await api.deleteClusterCustomObject({
-              group: 'snapshot.storage.k8s.io',
-              version: 'v1',
-              plural: 'volumesnapshotcontents',
-              name: 'registration-probe',
-            });
-            return '(admitted)';
-          },
-          (error: unknown) => String((error as { body?: unknown }).body ?? error),
-        );
+      const stored = (await api.getClusterCustomObject({ ...at, name })) as typeof probe;
+      round += 1;
+      stored.spec.volumeSnapshotRef.uid = `uid-${round}`;
+      last = await api.replaceClusterCustomObject({ ...at, name, body: stored }).then(
+        () => '(admitted)',
+        (error: unknown) => String((error as { body?: unknown }).body ?? error),
+      );
       return last.includes('denied the request');
     },
     15_000,
@@ -153,6 +146,7 @@ export async function untilCalled(kc: KubeConfig, what = 'webhook registered'): 
   ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}; last answer: ${last.slice(0, 500)}`);
   });
+  await api.deleteClusterCustomObject({ ...at, name });
 }
 
 /** A decision line of the webhook's log, the fields the suites read. */
