@@ -94,22 +94,21 @@ class Audit {
         continue;
       }
       if (served.length === 0) this.notes.push(`${group} is not served by the cluster (CRDs not installed): nothing to check`);
-      const known = (version: string, resource: string) =>
-        routes.find((r) => r.group === group && r.version === version && r.resource === resource);
-      for (const resource of [...new Set(served.flatMap((v) => v.resources))]) {
-        const at = served.find((v) => v.resources.includes(resource) && known(v.version, resource) !== undefined);
-        const route = at === undefined ? undefined : known(at.version, resource);
-        if (at !== undefined && route !== undefined) {
-          targets.push({ group, version: at.version, resource, kind: route.kind, classKind: route.classKind });
-          continue;
-        }
-        if (routes.some((r) => r.group === group && r.resource === resource))
+      const ours = routes.filter((r) => r.group === group);
+      for (const resource of new Set(served.flatMap((v) => v.resources))) {
+        const servedAt = served.filter((v) => v.resources.includes(resource));
+        const route = servedAt
+          .map((v) => ours.find((r) => r.version === v.version && r.resource === resource))
+          .find((r) => r !== undefined);
+        if (route !== undefined)
+          targets.push({ group, version: route.version, resource, kind: route.kind, classKind: route.classKind });
+        else if (ours.some((r) => r.resource === resource))
           this.problem(
-            `${group}/${served.find((v) => v.resources.includes(resource))?.version ?? ''}`,
+            `${group}/${servedAt[0]?.version ?? ''}`,
             `${resource}.${group} is served only at versions this webhook has no rules for`,
           );
       }
-      for (const { version } of served.filter((v) => !routes.some((r) => r.group === group && r.version === v.version)))
+      for (const { version } of served.filter((v) => !ours.some((r) => r.version === v.version)))
         this.notes.push(
           `${group}/${version} is served but this webhook has no rules for it: its objects were read at another version`,
         );

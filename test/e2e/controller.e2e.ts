@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { findTool, unpackTool } from '../helpers/tools.mjs';
+import { unpackTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { startProcess, stopAll, waitFor, type Started } from './processes.js';
 import { installCrds, wireConversion } from './crds.js';
@@ -53,8 +53,6 @@ t.teardown(async () => {
 let controllerDecisions: () => readonly DecisionLine[] = () => [];
 
 t.before(async () => {
-  const tool = findTool('snapshot-controller');
-  if (tool.dir === undefined) throw new Error(tool.missing);
   cluster = await startCluster(dir);
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);

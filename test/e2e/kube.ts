@@ -68,9 +68,9 @@ export const kube: KubeRelease = release();
 /** The untyped test CRDs (every field kept, nothing checked): on 1.20 every rule is the webhook's to enforce. */
 export const UNTYPED_CRDS = fileURLToPath(new URL('./untyped-crds/', import.meta.url));
 
-/** The CRDs of the snapshot-controller this release runs (v8.4's own on 1.20, v8.6.0 on 1.36). */
+/** The CRDs that ship with the snapshot-controller this release runs (in its tools folder). */
 export function controllerCrds(): string {
-  return kube.shippedCrds ?? `${required(findTool(kube.controllerTool))}/crds`;
+  return `${required(findTool(kube.controllerTool))}/crds`;
 }
 
 /** Upstream's current CRDs (external-snapshotter v8.6.0, as shipped). */
