@@ -1,7 +1,8 @@
-// The real snapshot-controller (upstream v8.4.0, unmodified) as a client of the webhook: against the real
-// kube-apiserver with upstream's CRDs of that tag and our webhook registered in enforce mode, it binds static
-// snapshots and group snapshots, sets default classes, creates contents and member snapshots, and deletes.
-// Each flow asserts what the controller wrote and that the webhook denied none of its writes.
+// The real snapshot-controller (upstream, unmodified: v8.4.0 on 1.20, v8.6.0 on 1.36) as a client of the webhook:
+// against the real kube-apiserver with the CRDs of its release and our webhook registered in enforce mode, it
+// binds static snapshots and group snapshots, sets default classes, creates contents and member snapshots, and
+// deletes. On 1.36 the v8.4.0 controller then takes over what v8.6.0 wrote at v1. Each flow asserts what the
+// controller wrote and that the webhook denied none of its writes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import {
   VS,
   VSC,
   VSCLASS,
+  type Obj,
 } from './snapshot-objects.js';
 import {
   followDecisions,
@@ -79,16 +81,21 @@ t.before(async () => {
   await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
   await untilCalled(kc);
 
-  const binary = unpackTool(kube.controllerTool, join(dir, 'snapshot-controller'));
-  controller = startProcess(binary, [
-    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
+  controller = startController(kube.controllerTool);
+});
+
+/** Starts the snapshot-controller of a tools-folder entry as its own user, with quick retries. */
+function startController(tool: string): Started {
+  const binary = unpackTool(tool, join(dir, tool));
+  return startProcess(binary, [
+    `--kubeconfig=${cluster?.kubeconfigFor(CONTROLLER_USER) ?? ''}`,
     '--leader-election=false',
     '--feature-gates=CSIVolumeGroupSnapshot=true',
     '--retry-interval-start=500ms',
     '--retry-interval-max=4s',
     '--v=4',
   ]);
-});
+}
 
 /** Ends each flow: the webhook denied none of the controller's writes so far. */
 function noneDenied(t: Test): void {
@@ -267,10 +274,43 @@ const membersOf = async (group: string) =>
     s.metadata.ownerReferences?.some((o) => o.kind === 'VolumeGroupSnapshot' && o.name === group),
   );
 
+/**
+ * Deletes a group snapshot and plays the sidecar until the group, its content, its members and their contents are
+ * gone; returns what is left after a minute.
+ */
+async function deleteGroup(group: string, contentName: string, members: readonly Obj[]): Promise<string[]> {
+  const { remove, gone, list, sidecarReleases } = objects;
+  const memberContents = members.map((m) => String(m.status?.boundVolumeSnapshotContentName));
+  await remove(VGS, group);
+  const leftovers = async (): Promise<string[]> => {
+    const names: string[] = [];
+    if (!(await gone(VGS, group))) names.push(`VolumeGroupSnapshot ${group}`);
+    if (!(await gone(VGSC, contentName))) names.push(`VolumeGroupSnapshotContent ${contentName}`);
+    for (const m of members) if (!(await gone(VS, m.metadata.name))) names.push(`VolumeSnapshot ${m.metadata.name}`);
+    for (const c of memberContents) if (!(await gone(VSC, c))) names.push(`VolumeSnapshotContent ${c}`);
+    return names;
+  };
+  let left: string[] = [];
+  await waitFor(
+    `${group}, its content, its members and their contents gone`,
+    async () => {
+      for (const c of await list(VSC))
+        if (c.metadata.deletionTimestamp !== undefined) await sidecarReleases(VSC, c.metadata.name);
+      for (const c of await list(VGSC))
+        if (c.metadata.deletionTimestamp !== undefined) await sidecarReleases(VGSC, c.metadata.name);
+      left = await leftovers();
+      return left.length === 0;
+    },
+    60_000,
+    1000,
+  ).catch(() => undefined);
+  return left;
+}
+
 // Only where a "" reaches admission: the 1.20 apiserver refuses it with upstream's typed CRDs (test/e2e/kube.ts).
 if (kube.celLive) {
   t.test('a dynamic group snapshot with a volume whose PV is gone: its "" member is admitted, bound, and deleted', async (t) => {
-    const { get, create, remove, gone, list, boundClaim, sidecarReleases, sidecarReportsGroup } = objects;
+    const { get, create, boundClaim, sidecarReportsGroup } = objects;
     await boundClaim('web-1', DRIVER, { app: 'web' });
     await create(VGS, { metadata: { name: 'group-pv-gone' }, spec: { source: { selector: { matchLabels: { app: 'web' } } } } });
     let contentName = '';
@@ -301,32 +341,66 @@ if (kube.celLive) {
     t.same(members.map((m) => m.spec?.source?.persistentVolumeClaimName).sort(), ['', 'web-1'], 'the member without a PV has ""');
     noneDenied(t);
 
-    const memberContents = members.map((m) => String(m.status?.boundVolumeSnapshotContentName));
-    await remove(VGS, 'group-pv-gone');
-    // The sidecar's part: each content the controller marks for deletion is released.
-    const leftovers = async (): Promise<string[]> => {
-      const names: string[] = [];
-      if (!(await gone(VGS, 'group-pv-gone'))) names.push('VolumeGroupSnapshot group-pv-gone');
-      if (!(await gone(VGSC, contentName))) names.push(`VolumeGroupSnapshotContent ${contentName}`);
-      for (const m of members) if (!(await gone(VS, m.metadata.name))) names.push(`VolumeSnapshot ${m.metadata.name}`);
-      for (const c of memberContents) if (!(await gone(VSC, c))) names.push(`VolumeSnapshotContent ${c}`);
-      return names;
+    t.same(await deleteGroup('group-pv-gone', contentName, members), [], 'nothing left behind');
+    noneDenied(t);
+  });
+}
+
+// The v8.4 controller reads and writes group snapshots at v1beta2, the v8.6 controller at v1: a cluster that rolls
+// back (or runs an older controller next to the new CRDs) meets objects written at v1, through our /convert.
+if (kube.celLive) {
+  t.test('the v8.4 controller takes over the group objects the v8.6 controller wrote at v1', async (t) => {
+    const { get, create, boundClaim, sidecarReportsGroup } = objects;
+    const atV1 = (target: typeof VGS) => ({ ...target, version: 'v1' });
+    /** What a reader at v1 sees of an object, without the fields every write moves. */
+    const settled = async (target: typeof VGS, name: string) => {
+      const { metadata, spec, status } = await get(atV1(target), name);
+      const { resourceVersion: _v, managedFields: _m, generation: _g, ...kept } = metadata as Record<string, unknown>;
+      return { metadata: kept, spec, status };
     };
-    let left: string[] = [];
+    const contentName = String((await get(VGS, 'group-dynamic')).status?.boundVolumeGroupSnapshotContentName);
+    const members = await membersOf('group-dynamic');
+    const before = { group: await settled(VGS, 'group-dynamic'), content: await settled(VGSC, contentName) };
+    t.equal(members.length, 2, 'the v8.6 controller made two members');
+
+    await controller?.stop();
+    controller = startController('snapshot-controller');
+    const running = controller;
+    await waitFor('the v8.4 controller synced the v1 group', async () => running.output().includes('group-dynamic'), 30_000, 250);
+    // A dynamic group snapshot the v8.4 controller makes from the start, so that its own flow has run too.
+    await boundClaim('cache-1', DRIVER, { app: 'cache' });
+    await create(VGS, { metadata: { name: 'group-by-v84' }, spec: { source: { selector: { matchLabels: { app: 'cache' } } } } });
+    let newContent = '';
     await waitFor(
-      'the group, its content, its members and their contents gone',
+      'the v8.4 controller made a group content',
+      async () =>
+        (newContent = String((await get(VGS, 'group-by-v84')).status?.boundVolumeGroupSnapshotContentName ?? '')) !== '',
+      30_000,
+      250,
+    );
+    await sidecarReportsGroup(newContent, 'group-handle-v84', ['vol-cache-1']);
+    await waitFor(
+      'its member, bound, and the group ready',
       async () => {
-        for (const c of await list(VSC))
-          if (c.metadata.deletionTimestamp !== undefined) await sidecarReleases(VSC, c.metadata.name);
-        for (const c of await list(VGSC))
-          if (c.metadata.deletionTimestamp !== undefined) await sidecarReleases(VGSC, c.metadata.name);
-        left = await leftovers();
-        return left.length === 0;
+        const made = await membersOf('group-by-v84');
+        const group = await get(VGS, 'group-by-v84');
+        return (
+          made.length === 1 &&
+          typeof made[0]?.status?.boundVolumeSnapshotContentName === 'string' &&
+          group.status?.readyToUse === true
+        );
       },
-      60_000,
-      1000,
-    ).catch(() => undefined);
-    t.same(left, [], 'nothing left behind');
+      45_000,
+      500,
+    );
+    t.same(
+      { group: await settled(VGS, 'group-dynamic'), content: await settled(VGSC, contentName) },
+      before,
+      'the v1-written group and its content, read at v1 after the v8.4 controller synced them, are unchanged',
+    );
+    noneDenied(t);
+
+    t.same(await deleteGroup('group-dynamic', contentName, members), [], 'the v8.4 controller deleted it all');
     noneDenied(t);
   });
 }
