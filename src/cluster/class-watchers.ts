@@ -85,6 +85,8 @@ export class ClassWatchers {
   private discoveryFailures = 0;
   private rediscover: NodeJS.Timeout | undefined;
   private liveness: NodeJS.Timeout | undefined;
+  /** The next discovery while the first has not succeeded (stored so that stop clears it). */
+  private discoveryRetry: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
@@ -138,6 +140,7 @@ export class ClassWatchers {
     this.stopped = true;
     clearInterval(this.rediscover);
     clearInterval(this.liveness);
+    clearTimeout(this.discoveryRetry);
     for (const w of this.watchers.values()) {
       clearTimeout(w.retry);
       w.watch?.stop();
@@ -186,6 +189,7 @@ export class ClassWatchers {
     try {
       groups = await this.api.servedGroups(Object.values(CLASS_RESOURCES));
     } catch (error) {
+      if (this.stopped) return;
       this.discoveryFailures += 1;
       const message = (error as Error).message ?? String(error);
       if (message !== this.discoveryProblem)
@@ -193,8 +197,8 @@ export class ClassWatchers {
       this.discoveryProblem = message;
       if (!this.discovered) {
         for (const kind of CLASS_KINDS) this.index.setUnavailable(kind, `cannot reach the cluster: ${message}`);
-        const retry = setTimeout(() => void this.discover(), this.backoff(this.discoveryFailures));
-        retry.unref();
+        clearTimeout(this.discoveryRetry);
+        this.discoveryRetry = setTimeout(() => void this.discover(), this.backoff(this.discoveryFailures)).unref();
       }
       return;
     }

@@ -1,8 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { reserveAdmittedDefaults, type DefaultAgreement, type ReviewOutcome } from '../admission/review.js';
-import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
 import { CLASS_KINDS } from '../classes/class-view.js';
@@ -13,6 +11,10 @@ import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
 import { allRoutes } from '../rules/table.js';
 import { buildApp, buildProbeApp, type Readiness } from './app.js';
 import { WebhookMetrics } from './metrics.js';
+import { certificateReload } from './plugins/certificate-reload.js';
+import { classSource } from './plugins/class-source.js';
+import { denialEvents } from './plugins/denial-events.js';
+import { probePort } from './plugins/probe-port.js';
 import { ServingCertificate } from './serving-certificate.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -80,37 +82,9 @@ async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
   return { cert: Buffer.from(pair.certPem), key: Buffer.from(pair.keyPem) };
 }
 
-export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
-  // Build the route table before the first request, not during it (the validators are compiled ahead of time).
-  allRoutes();
-  const { source: classes, events: eventSink, agreement } = await connectClasses(options, logger);
-  let listening = false;
-  let stopping = false;
-  // The listener exists only after the first certificate is read; later reloads swap its context.
-  const listener: { tls?: TlsServer } = {};
-  const clientCa = readClientCa(options.clientCaFile);
-  const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger, (pair) => {
-    listener.tls?.setSecureContext({
-      cert: pair.cert,
-      key: pair.key,
-      minVersion: MIN_TLS_VERSION,
-      ...(clientCa === undefined ? {} : { ca: clientCa }),
-    });
-  });
-  certificate.start();
-  const readiness: Readiness = {
-    notReadyReasons: () => {
-      const reasons: string[] = [];
-      if (stopping) reasons.push('shutting down');
-      if (!listening) reasons.push('not listening yet');
-      const cert = certificate.notReadyReason();
-      if (cert !== undefined) reasons.push(cert);
-      reasons.push(...classes.notReadyReasons());
-      return reasons;
-    },
-  };
-  const tls = certificate.current ?? (await placeholderTls());
-  const metrics = new WebhookMetrics({
+/** What the metrics read: the class cache, the certificate's time left, dropped log lines, defaults per driver. */
+function metricsFor(classes: ClassSource, certificate: ServingCertificate): WebhookMetrics {
+  return new WebhookMetrics({
     ...(classes.cacheStatus === undefined ? {} : { cache: classes.cacheStatus }),
     certificateSecondsLeft: () => {
       const notAfter = certificate.current?.notAfter;
@@ -119,6 +93,30 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     logLinesDropped,
     defaultCounts: (kind) => classes.index.defaultCounts(kind),
   });
+}
+
+/**
+ * Starts the server: what can fail without opening anything first (flags, files, kubeconfig), then the
+ * long-lived parts as fastify plugins, each closed by fastify's onClose in reverse order, also when the start
+ * fails half way (a busy port): then everything opened is closed again and the error is thrown.
+ */
+export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
+  // Build the route table before the first request, not during it (the validators are compiled ahead of time).
+  allRoutes();
+  const clientCa = readClientCa(options.clientCaFile);
+  const { source: classes, events: eventSink, agreement } = await connectClasses(options, logger);
+  const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger);
+  const tls = certificate.current ?? (await placeholderTls());
+  const state = { listening: false, stopping: false };
+  const readiness: Readiness = {
+    notReadyReasons: () => [
+      ...(state.stopping ? ['shutting down'] : []),
+      ...(state.listening ? [] : ['not listening yet']),
+      ...[certificate.notReadyReason()].filter((r) => r !== undefined),
+      ...classes.notReadyReasons(),
+    ],
+  };
+  const metrics = metricsFor(classes, certificate);
   const events =
     eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
   const app = buildApp({
@@ -132,28 +130,23 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     },
     logger,
     readiness,
-    tls: {
-      cert: tls.cert,
-      key: tls.key,
-      ...(clientCa === undefined ? {} : { clientCa, allowedClientNames: options.allowedClientNames }),
-    },
+    tls: { ...tls, ...(clientCa === undefined ? {} : { clientCa, allowedClientNames: options.allowedClientNames }) },
     metrics,
-    closing: () => stopping,
+    closing: () => state.stopping,
     ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),
   });
-  // After the server stopped taking requests: pending events out, then the watchers of files and classes.
   const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics);
-  app.addHook('onClose', async () => {
-    await probes?.close();
-    await events?.drain();
-    certificate.stop();
-    await classes.stop();
-  });
-  listener.tls = app.server as unknown as TlsServer;
-  await classes.start();
-  await app.listen({ port: options.port, host: options.bindAddress });
-  await probes?.listen({ port: options.probePort, host: options.bindAddress });
-  listening = true;
+  try {
+    await app.register(certificateReload, { certificate, clientCa });
+    await app.register(classSource, { source: classes });
+    await app.register(denialEvents, { events });
+    await app.register(probePort, { probes, port: options.probePort, host: options.bindAddress });
+    await app.listen({ port: options.port, host: options.bindAddress });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  state.listening = true;
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   logger.info(
@@ -173,8 +166,8 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     port,
     classes,
     shutdown: async (reason: string) => {
-      if (stopping) return;
-      stopping = true;
+      if (state.stopping) return;
+      state.stopping = true;
       logger.info({ reason, delayMs: options.shutdownDelayMs }, 'shutting down: not ready, still serving while endpoints drain');
       await new Promise((resolve) => setTimeout(resolve, options.shutdownDelayMs));
       await app.close();

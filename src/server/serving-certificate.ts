@@ -21,13 +21,17 @@ export class ServingCertificate {
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
+  /** Told of each new pair once watching started (the listener's context swap). */
+  private onChange: ((pair: ServingPair) => void) | undefined;
 
+  /** Reads the pair once; `start` keeps it current. */
   constructor(
     private readonly certFile: string,
     private readonly keyFile: string,
     private readonly logger: Logger,
-    private readonly onChange: (pair: ServingPair) => void,
-  ) {}
+  ) {
+    this.reload();
+  }
 
   get current(): ServingPair | undefined {
     return this.pair;
@@ -64,11 +68,13 @@ export class ServingCertificate {
       this.pair === undefined ? 'serving certificate loaded' : 'serving certificate reloaded',
     );
     this.pair = next;
-    this.onChange(next);
+    this.onChange?.(next);
     return true;
   }
 
-  start(): void {
+  /** Watches and polls the folder; each new valid pair goes to `onChange`. */
+  start(onChange: (pair: ServingPair) => void): void {
+    this.onChange = onChange;
     this.reload();
     const folder = dirname(this.certFile);
     try {
