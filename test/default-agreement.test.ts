@@ -4,7 +4,7 @@ import { CLAIM_LEASE_NAMES, CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } fro
 import { CLAIM_BUDGET_MS, LeaseDefaultAgreement } from '../src/cluster/default-agreement.js';
 import type { Lease, LeaseStore } from '../src/cluster/lease-store.js';
 import { createLogger } from '../src/log/logger.js';
-import type { AdmittedClass } from '../src/rules/review-request.js';
+import { claimFinding, type AdmittedClass } from '../src/rules/default-claim.js';
 import { memoryLog } from './helpers/app.js';
 
 /** Leases in memory with the apiserver's optimistic concurrency: a write at an old resourceVersion is a 409. */
@@ -58,6 +58,12 @@ const write = (name: string, driver: string): AdmittedClass => ({
   becomesDefault: true,
 });
 
+/** The claim's answer as the default-class rule words it (undefined when recorded). */
+async function judged(agreement: LeaseDefaultAgreement | undefined, write: AdmittedClass, dryRun: boolean) {
+  if (agreement === undefined) throw new Error('no such replica');
+  return claimFinding(write, await agreement.claim(write, dryRun));
+}
+
 function replica(store: LeaseStore, healthy = true) {
   const index = new ClassIndex();
   index.replaceAll(KIND, []);
@@ -77,7 +83,7 @@ t.test('50 concurrent defaults for one driver on two replicas: exactly one is ag
   const replicas = [replica(store), replica(store)];
   for (let d = 0; d < 10; d++) {
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => replicas[i % 2]?.agreement.claim(write(`c${d}-${i}`, `driver-${d}`), false)),
+      Array.from({ length: 50 }, (_, i) => judged(replicas[i % 2]?.agreement, write(`c${d}-${i}`, `driver-${d}`), false)),
     );
     const taken = answers.filter((a) => a === undefined).length;
     t.equal(taken, 1, `driver-${d}: one claim taken`);
@@ -92,25 +98,29 @@ t.test('50 concurrent defaults for one driver on two replicas: exactly one is ag
 t.test('the message says who holds the driver and when to retry', async (t) => {
   const store = new MemoryLeases();
   const { agreement } = replica(store);
-  t.equal(await agreement.claim(write('gold', 'd'), false), undefined);
+  t.equal(await judged(agreement, write('gold', 'd'), false), undefined);
   store.clock += 4_000;
-  const denied = await agreement.claim(write('silver', 'd'), false);
+  const denied = await judged(agreement, write('silver', 'd'), false);
   t.equal(
     denied?.message,
     'default snapshot class: gold was just admitted for driver: d; make only one class the default ' +
       '(if gold was not created after all, retry in 11 s)',
   );
   store.clock += CLAIM_WINDOW_MS;
-  t.equal(await agreement.claim(write('silver', 'd'), false), undefined, 'after the window, a class never stored is taken over');
+  t.equal(
+    await judged(agreement, write('silver', 'd'), false),
+    undefined,
+    'after the window, a class never stored is taken over',
+  );
 });
 
 t.test('dry runs read and never write', async (t) => {
   const store = new MemoryLeases();
   const { agreement } = replica(store);
-  t.equal(await agreement.claim(write('gold', 'd'), true), undefined);
+  t.equal(await judged(agreement, write('gold', 'd'), true), undefined);
   t.equal(store.writes, 0);
-  await agreement.claim(write('gold', 'd'), false);
-  t.equal((await agreement.claim(write('silver', 'd'), true))?.rule, 'default-class-unique', 'a dry run sees the claim');
+  await judged(agreement, write('gold', 'd'), false);
+  t.equal((await judged(agreement, write('silver', 'd'), true))?.rule, 'default-class-unique', 'a dry run sees the claim');
   t.equal(store.writes, 1);
 });
 
@@ -136,7 +146,7 @@ t.test('never admit without the claim: every failure is a 503 that says why', as
     breakIt(store);
     const { agreement, log } = replica(store, healthy);
     const started = Date.now();
-    const finding = await agreement.claim(write('gold', 'd'), false);
+    const finding = await judged(agreement, write('gold', 'd'), false);
     t.equal(finding?.rule, 'default-claim-unavailable', name);
     t.equal(finding?.code, 503, name);
     t.match(
@@ -154,17 +164,17 @@ t.test('a conflict is read again and decided again', async (t) => {
   const store = new MemoryLeases();
   const { agreement } = replica(store);
   const other = replica(store).agreement;
-  await other.claim(write('x', 'other-driver'), false);
+  await judged(other, write('x', 'other-driver'), false);
   // Another replica writes between our read and our write: our first write is a 409.
   const write0 = store.write.bind(store);
   let moved = false;
   store.write = async (lease) => {
     if (!moved) {
       moved = true;
-      await other.claim(write('y', 'third-driver'), false);
+      await judged(other, write('y', 'third-driver'), false);
     }
     return write0(lease);
   };
-  t.equal(await agreement.claim(write('gold', 'd'), false), undefined);
+  t.equal(await judged(agreement, write('gold', 'd'), false), undefined);
   t.same(store.claims(), ['d=gold', 'other-driver=x', 'third-driver=y'], 'no claim lost to the conflict');
 });

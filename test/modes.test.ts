@@ -18,6 +18,20 @@ t.test('warn mode lets a denial through as a warning', async (t) => {
   t.equal(outcome.decision.softened, true);
 });
 
+t.test('warn mode: a class update whose old object is not a class is answered, and its new default counted', async (t) => {
+  const admitted: string[] = [];
+  const deps = reviewDeps('cluster', {
+    modes: { mode: 'warn', warnRules: new Set() },
+    admitted: (write) => admitted.push(`${write.object.metadata.name ?? ''} ${String(write.becomesDefault)}`),
+  });
+  const body = review('volumesnapshotclasses/v1/create-default-new-driver') as { request: Record<string, unknown> };
+  const update = { ...body, request: { ...body.request, operation: 'UPDATE', oldObject: { driver: 'x' } } };
+  const outcome = await reviewAdmission(update, deps);
+  t.equal(outcome.body.response.allowed, true);
+  t.match(outcome.body.response.warnings?.[0], /^would be denied: cannot decode the VolumeSnapshotClass in request\.oldObject/);
+  t.same(admitted, [`${String((body.request.object as { metadata: { name: string } }).metadata.name)} true`]);
+});
+
 t.test('per-rule warn: only the named rule is softened', async (t) => {
   const deps = reviewDeps('cluster', { modes: { mode: 'enforce', warnRules: new Set(['field-not-empty'] as const) } });
   const soft = await reviewAdmission(review('volumesnapshots/v1/create-empty-class-name'), deps);
@@ -36,10 +50,40 @@ t.test('a cache that cannot answer denies even in warn mode', async (t) => {
 
 t.test('decide: first denial decides, the rest become warnings in order', async (t) => {
   const findings = [warn('class-not-found', 'w1'), deny('field-immutable', 'd1'), deny('field-not-empty', 'd2')];
-  t.same(decide(findings), { allowed: false, denial: findings[1], warnings: ['w1', 'also: d2'], softened: false });
-  const soft = decide(findings, { mode: 'enforce', warnRules: new Set(['field-immutable']) });
-  t.same(soft, { allowed: false, denial: findings[2], warnings: ['w1', 'would be denied: d1'], softened: false });
-  t.same(decide([]), { allowed: true, denial: undefined, warnings: [], softened: false });
+  t.same(await decide(findings), {
+    allowed: false,
+    denial: findings[1],
+    warnings: ['w1', 'also: d2'],
+    softened: false,
+    findings,
+  });
+  const soft = await decide(findings, { mode: 'enforce', warnRules: new Set(['field-immutable']) });
+  t.same(soft, { allowed: false, denial: findings[2], warnings: ['w1', 'would be denied: d1'], softened: false, findings });
+  t.same(await decide([]), { allowed: true, denial: undefined, warnings: [], softened: false, findings: [] });
+});
+
+t.test('decide: the late check is asked only when the findings allow, and its finding decides last', async (t) => {
+  const late = deny('default-class-unique', 'held');
+  let asked = 0;
+  const ask = async () => {
+    asked += 1;
+    return late;
+  };
+  const denied = await decide([deny('field-immutable', 'd1')], undefined, ask);
+  t.equal(asked, 0, 'a denied write is not claimed');
+  t.equal(denied.denial?.message, 'd1');
+  const warned = [warn('class-not-found', 'w1')];
+  t.same(await decide(warned, undefined, ask), {
+    allowed: false,
+    denial: late,
+    warnings: ['w1'],
+    softened: false,
+    findings: [...warned, late],
+  });
+  const inWarnMode = await decide([deny('field-immutable', 'd1')], { mode: 'warn', warnRules: new Set() }, ask);
+  t.equal(asked, 2, 'a softened denial still claims');
+  t.same(inWarnMode.warnings, ['would be denied: d1', 'would be denied: held']);
+  t.equal(inWarnMode.allowed, true);
 });
 
 t.test('an admitted default is counted before the watch shows it; not for a dry run', async (t) => {

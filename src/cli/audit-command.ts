@@ -62,8 +62,8 @@ class Audit {
     this.summary = { ...this.summary, unreadable: this.summary.unreadable + 1 };
   }
 
-  private add(objects: readonly ManifestObject[]): void {
-    const result = checkManifests(objects, new Map(), this.index, this.options);
+  private async add(objects: readonly ManifestObject[]): Promise<void> {
+    const result = await checkManifests(objects, new Map(), this.index, this.options);
     // The audit chooses the version it reads at: that version being deprecated says nothing about the object.
     const findings = result.findings.filter((f) => f.rule !== 'deprecated-version');
     this.findings.push(...findings);
@@ -117,10 +117,10 @@ class Audit {
   }
 
   /** Reads one target a page at a time; each page goes to `use`. A failed list is a problem, the rest goes on. */
-  private async read(target: Target, use: (objects: ManifestObject[]) => void): Promise<void> {
+  private async read(target: Target, use: (objects: ManifestObject[]) => void | Promise<void>): Promise<void> {
     const file = `${target.group}/${target.version}`;
     try {
-      for await (const page of this.cluster.listPages(target)) use(page.map((object) => ({ file, line: 0, object })));
+      for await (const page of this.cluster.listPages(target)) await use(page.map((object) => ({ file, line: 0, object })));
     } catch (error) {
       const reason = this.cluster.problem(target, error);
       this.problem(file, reason);
@@ -139,7 +139,7 @@ class Audit {
         classes.push(...objects);
       });
     }
-    this.add(classes);
+    await this.add(classes);
     for (const kind of CLASS_KINDS) this.doubleDefaults(kind);
     for (const target of targets.filter((t) => t.classKind === undefined))
       await this.read(target, (objects) => this.add(objects));

@@ -4,7 +4,8 @@ import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
 import { ENFORCE_ALL } from '../rules/decide.js';
 import type { RuleId } from '../rules/finding.js';
-import { reviewRequest, type AdmittedClass } from '../rules/review-request.js';
+import { decideRequest } from '../rules/decide-request.js';
+import type { AdmittedClass } from '../rules/default-claim.js';
 import { findRouteByKind } from '../rules/table.js';
 import { unknownKind } from './unknown-kind.js';
 
@@ -57,13 +58,13 @@ export function objectKey(object: Record<string, unknown>): string {
  * first, so that the default-class rule sees every class in the input and the classes that already exist
  * (`existing`), and a second default anywhere in the input is reported with where the first was written.
  */
-export function checkManifests(
+export async function checkManifests(
   objects: readonly ManifestObject[],
   old: ReadonlyMap<string, ManifestObject>,
   existing: ClassIndex,
   options: RuleOptions,
   unknown: 'report' | 'skip' = 'report',
-): CheckResult {
+): Promise<CheckResult> {
   const findings: ManifestFinding[] = [];
   const definedAt = new Map<string, ManifestObject>();
   let checked = 0;
@@ -102,7 +103,7 @@ export function checkManifests(
       const admittedName = admittedClass.metadata.name;
       if (becomesDefault && admittedName !== undefined) definedAt.set(`${kind}/${admittedName}`, item);
     };
-    const { evaluation, decision } = reviewRequest(request, { classes: existing, options, modes: ENFORCE_ALL, admitted });
+    const { evaluation, decision } = await decideRequest(request, { classes: existing, options, modes: ENFORCE_ALL, admitted });
     const { name, namespace } = metaOf(object);
     const at = { file: item.file, line: item.line, kind: route.kind, namespace, name };
     if (!decision.allowed && decision.denial !== undefined) {

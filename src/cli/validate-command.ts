@@ -155,7 +155,7 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
     flagBool(flags, 'cluster') || kubeconfig !== undefined,
     kubeconfig,
   );
-  const result = checkManifests(
+  const result = await checkManifests(
     input.objects,
     new Map(old.objects.map((o) => [objectKey(o.object), o])),
     existing,

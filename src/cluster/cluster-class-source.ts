@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { DefaultAgreement } from '../admission/review.js';
+import type { DefaultAgreement } from '../rules/default-claim.js';
 import { ClassIndex } from '../classes/class-index.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';

@@ -1,23 +1,17 @@
 import { hostname } from 'node:os';
-import type { DefaultAgreement } from '../admission/review.js';
 import type { ClassIndex } from '../classes/class-index.js';
 import type { ClassKind } from '../classes/class-view.js';
 import {
   CLAIM_LEASE_NAMES,
-  CLAIM_WINDOW_MS,
   CLAIMS_ANNOTATION,
   decideClaim,
   readClaims,
   writeClaims,
-  type Claim,
   type ClaimBook,
   type ClaimWanted,
 } from '../classes/default-claims.js';
 import type { Logger } from '../log/logger.js';
-import { DEFAULT_CLASS_MESSAGE_PREFIX } from '../rules/default-class.js';
-import { deny, type Finding } from '../rules/finding.js';
-import type { AdmittedClass } from '../rules/review-request.js';
-import { shown } from '../rules/values.js';
+import type { AdmittedClass, ClaimAnswer, DefaultAgreement } from '../rules/default-claim.js';
 import { statusOf } from './cluster-api.js';
 import type { Lease, LeaseStore } from './lease-store.js';
 
@@ -74,7 +68,7 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     this.now = options.now ?? Date.now;
   }
 
-  async claim(write: AdmittedClass, dryRun: boolean): Promise<Finding | undefined> {
+  async claim(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer> {
     const { kind } = write;
     const deadline = this.now() + CLAIM_BUDGET_MS;
     if (this.waiting >= MAX_WAITING) return this.unavailable(write, `${MAX_WAITING} default-class writes are already waiting`);
@@ -94,7 +88,7 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     }
   }
 
-  private async claimInTurn(write: AdmittedClass, dryRun: boolean, deadline: number): Promise<Finding | undefined> {
+  private async claimInTurn(write: AdmittedClass, dryRun: boolean, deadline: number): Promise<ClaimAnswer> {
     const { kind } = write;
     const name = CLAIM_LEASE_NAMES[kind];
     const wanted = claimOf(write);
@@ -111,13 +105,16 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
       }
       const book = readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]);
       const answer = decideClaim(book, wanted, now, this.options.index.cacheView(kind));
-      if (answer.outcome === 'held') return held(write, answer.by, now);
+      if (answer.outcome === 'held') {
+        const replica = lease?.spec?.holderIdentity;
+        return { outcome: 'held', by: answer.by.class, since: answer.by.at, now, ...(replica ? { replica } : {}) };
+      }
       if (answer.outcome === 'full') return this.unavailable(write, `the Lease ${name} holds too many recent claims`);
-      if (dryRun) return undefined;
+      if (dryRun) return RECORDED;
       try {
         const rest = Math.max(1, deadline - this.now());
         await withDeadline(this.options.store.write(this.leaseWith(name, lease, answer.book, now), rest), rest);
-        return undefined;
+        return RECORDED;
       } catch (error) {
         const status = statusOf(error);
         // 409: another replica wrote first (or created the Lease): read again and decide again.
@@ -146,16 +143,13 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     return `cannot ${verb} ${where}: ${error instanceof Error ? error.message : String(error)}`;
   }
 
-  private unavailable(write: AdmittedClass, reason: string): Finding {
+  private unavailable(write: AdmittedClass, reason: string): ClaimAnswer {
     this.options.logger.warn({ kind: write.kind, reason }, 'default-class claim not recorded; denied with 503');
-    return deny(
-      'default-claim-unavailable',
-      `cannot record ${shown(write.object.metadata.name ?? '')} as the default ${write.kind} for driver ` +
-        `${shown(write.object.driver ?? '')} across the webhook's replicas: ${reason}; retry shortly`,
-      { code: 503 },
-    );
+    return { outcome: 'unavailable', reason };
   }
 }
+
+const RECORDED: ClaimAnswer = { outcome: 'recorded' };
 
 /** What the write claims: the driver, and the class as the request names it. */
 function claimOf({ kind, object }: AdmittedClass): ClaimWanted {
@@ -167,19 +161,4 @@ function claimOf({ kind, object }: AdmittedClass): ClaimWanted {
     uid: uid ?? '',
     resourceVersion: typeof resourceVersion === 'string' ? resourceVersion : '',
   };
-}
-
-/** Another class holds the driver: the same rule, and the same first words, as the cache's denial. */
-function held(write: AdmittedClass, by: Claim, now: number): Finding {
-  const prefix = `${DEFAULT_CLASS_MESSAGE_PREFIX[write.kind]}: ${shown(by.class)}`;
-  const driver = shown(write.object.driver ?? '');
-  if (now - by.at >= CLAIM_WINDOW_MS)
-    return deny('default-class-unique', `${prefix} already exists for driver: ${driver}`, { conflictsWith: by.class });
-  const wait = Math.max(1, Math.ceil((by.at + CLAIM_WINDOW_MS - now) / 1000));
-  return deny(
-    'default-class-unique',
-    `${prefix} was just admitted for driver: ${driver}; make only one class the default ` +
-      `(if ${shown(by.class)} was not created after all, retry in ${wait} s)`,
-    { conflictsWith: by.class },
-  );
 }

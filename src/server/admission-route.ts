@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { EmptyBodyError } from '../admission/errors.js';
-import { reviewAdmission, type ReviewDeps, type ReviewOutcome } from '../admission/review.js';
+import { reviewAdmission, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
+import type { ReviewSettings } from '../rules/decide-request.js';
 import { logDecision } from './decision-log.js';
 import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
@@ -13,7 +14,7 @@ export const BODY_LIMIT = 7 * 1024 * 1024;
 export const ADMISSION_PATHS = ['/validate', '/volumesnapshot', '/volumegroupsnapshot'] as const;
 
 export interface AdmissionRouteOptions {
-  readonly review: ReviewDeps;
+  readonly review: ReviewSettings;
   readonly logger: Logger;
   readonly metrics?: WebhookMetrics;
   /** Called after every answered admission request (events). */

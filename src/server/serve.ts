@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { reserveAdmittedDefaults, type DefaultAgreement, type ReviewOutcome } from '../admission/review.js';
+import { reserveAdmittedDefaults, type ReviewOutcome } from '../admission/review.js';
+import type { DefaultAgreement } from '../rules/default-claim.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
 import { CLASS_KINDS } from '../classes/class-view.js';

@@ -74,11 +74,11 @@ const anyObject = fc
   }));
 
 t.test('an unchanged update of any object is allowed (or undecodable)', async (t) => {
-  fc.assert(
-    fc.property(fc.constantFrom(...routes), anyObject, (route, object) => {
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...routes), anyObject, async (route, object) => {
       const request = { operation: 'UPDATE', resource: route, object, oldObject: structuredClone(object) };
       const evaluation = evaluate(request, synced(), options);
-      const decision = decide(evaluation.findings);
+      const decision = await decide(evaluation.findings);
       return decision.allowed || decision.denial?.rule === 'object-undecodable';
     }),
     params,
@@ -94,13 +94,13 @@ t.test('changing a set source field on update is denied', async (t) => {
     ['volumesnapshotcontents', 'snapshotHandle', 'snapshot.storage.k8s.io'],
     ['volumegroupsnapshots', 'volumeGroupSnapshotContentName', 'groupsnapshot.storage.k8s.io'],
   ];
-  fc.assert(
-    fc.property(
+  await fc.assert(
+    fc.asyncProperty(
       fc.constantFrom(...sources),
       fc.constantFrom('v1', 'v1beta1'),
       fc.string({ minLength: 1 }),
       fc.string({ minLength: 1 }),
-      ([resource, key, group], version, before, after) => {
+      async ([resource, key, group], version, before, after) => {
         fc.pre(before !== after);
         const base = {
           metadata: { name: 'o', namespace: 'n' },
@@ -108,7 +108,7 @@ t.test('changing a set source field on update is denied', async (t) => {
         };
         const old = { ...base, spec: { ...base.spec, source: { [key]: before } } };
         const updated = { ...base, spec: { ...base.spec, source: { [key]: after } } };
-        const decision = decide(
+        const decision = await decide(
           evaluate(
             { operation: 'UPDATE', resource: { group, version, resource }, object: updated, oldObject: old },
             synced(),
@@ -124,8 +124,8 @@ t.test('changing a set source field on update is denied', async (t) => {
 });
 
 t.test('a VolumeSnapshot create is allowed exactly when one source is set and no field is ""', async (t) => {
-  fc.assert(
-    fc.property(fc.constantFrom('v1', 'v1beta1'), field, field, field, (version, pvc, content, className) => {
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom('v1', 'v1beta1'), field, field, field, async (version, pvc, content, className) => {
       const object = {
         metadata: { name: 's', namespace: 'n' },
         spec: {
@@ -133,7 +133,7 @@ t.test('a VolumeSnapshot create is allowed exactly when one source is set and no
           ...maybe('volumeSnapshotClassName', className),
         },
       };
-      const decision = decide(
+      const decision = await decide(
         evaluate(
           { operation: 'CREATE', resource: { group: 'snapshot.storage.k8s.io', version, resource: 'volumesnapshots' }, object },
           synced(),
@@ -150,38 +150,45 @@ t.test('a VolumeSnapshot create is allowed exactly when one source is set and no
 });
 
 t.test('a VolumeSnapshotContent create is allowed exactly when one source is set and no field is ""', async (t) => {
-  fc.assert(
-    fc.property(field, field, field, field, field, (volumeHandle, snapshotHandle, className, refName, refNamespace) => {
-      const object = {
-        metadata: { name: 'c' },
-        spec: {
-          source: { ...maybe('volumeHandle', volumeHandle), ...maybe('snapshotHandle', snapshotHandle) },
-          volumeSnapshotRef: { ...maybe('name', refName), ...maybe('namespace', refNamespace) },
-          ...maybe('volumeSnapshotClassName', className),
-        },
-      };
-      const decision = decide(
-        evaluate(
-          {
-            operation: 'CREATE',
-            resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotcontents' },
-            object,
+  await fc.assert(
+    fc.asyncProperty(
+      field,
+      field,
+      field,
+      field,
+      field,
+      async (volumeHandle, snapshotHandle, className, refName, refNamespace) => {
+        const object = {
+          metadata: { name: 'c' },
+          spec: {
+            source: { ...maybe('volumeHandle', volumeHandle), ...maybe('snapshotHandle', snapshotHandle) },
+            volumeSnapshotRef: { ...maybe('name', refName), ...maybe('namespace', refNamespace) },
+            ...maybe('volumeSnapshotClassName', className),
           },
-          synced(),
-          options,
-        ).findings,
-      );
-      const isSet = (v: unknown): boolean => v !== undefined && v !== null;
-      const filled = (v: unknown): boolean => typeof v === 'string' && v !== '';
-      const expected =
-        Number(isSet(volumeHandle)) + Number(isSet(snapshotHandle)) === 1 &&
-        volumeHandle !== '' &&
-        snapshotHandle !== '' &&
-        className !== '' &&
-        filled(refName) &&
-        filled(refNamespace);
-      return decision.allowed === expected;
-    }),
+        };
+        const decision = await decide(
+          evaluate(
+            {
+              operation: 'CREATE',
+              resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotcontents' },
+              object,
+            },
+            synced(),
+            options,
+          ).findings,
+        );
+        const isSet = (v: unknown): boolean => v !== undefined && v !== null;
+        const filled = (v: unknown): boolean => typeof v === 'string' && v !== '';
+        const expected =
+          Number(isSet(volumeHandle)) + Number(isSet(snapshotHandle)) === 1 &&
+          volumeHandle !== '' &&
+          snapshotHandle !== '' &&
+          className !== '' &&
+          filled(refName) &&
+          filled(refNamespace);
+        return decision.allowed === expected;
+      },
+    ),
     params,
   );
   t.pass();

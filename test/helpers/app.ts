@@ -2,7 +2,8 @@ import { Writable } from 'node:stream';
 import { buildApp, type Readiness } from '../../src/server/app.js';
 import { createLogger } from '../../src/log/logger.js';
 import { classSet } from './fixtures.js';
-import { reserveAdmittedDefaults, type ReviewDeps } from '../../src/admission/review.js';
+import { reserveAdmittedDefaults } from '../../src/admission/review.js';
+import type { ReviewSettings as ReviewDeps } from '../../src/rules/decide-request.js';
 
 /** Collects pino's JSON lines, so tests can assert what was logged. */
 export function memoryLog(): { lines: Record<string, unknown>[]; stream: Writable } {
