@@ -12,6 +12,7 @@ const target = fileURLToPath(new URL('../src/schemas/validators.generated.ts', i
 /** Export name -> schema id. The names are what src/schemas/validators.ts imports. */
 export const EXPORTS = {
   admissionReview: 'admission-review.schema.json',
+  conversionReview: 'conversion-review.schema.json',
   volumeSnapshot: 'volume-snapshot.schema.json',
   volumeSnapshotContent: 'volume-snapshot-content.schema.json',
   volumeGroupSnapshot: 'volume-group-snapshot.schema.json',

@@ -141,11 +141,30 @@ t.test('reviews: all or nothing, answered in kind, a clear failure', async (t) =
     message: /cannot convert to apiVersion groupsnapshot.storage.k8s.io\/v2/,
   });
   for (const [body, why] of [
-    [[], /ConversionReview object/],
-    [{ apiVersion: 'admission.k8s.io/v1', kind: 'ConversionReview', request: {} }, /apiVersion must be one of/],
-    [{ ...review([], 'v1'), request: { uid: 'u', desiredAPIVersion: 'x' } }, /'objects'/],
+    [[], 'malformed ConversionReview: (root) must be object'],
+    [
+      { apiVersion: 'admission.k8s.io/v1', kind: 'ConversionReview', request: {} },
+      'malformed ConversionReview: /apiVersion must be equal to one of the allowed values (apiextensions.k8s.io/v1, apiextensions.k8s.io/v1beta1)',
+    ],
+    [{ ...review([], 'v1'), kind: 'AdmissionReview' }, 'malformed ConversionReview: /kind must be equal to constant'],
+    [
+      { ...review([], 'v1'), request: { uid: '', desiredAPIVersion: 'x', objects: [] } },
+      'malformed ConversionReview: /request/uid must NOT have fewer than 1 characters',
+    ],
+    [
+      { ...review([], 'v1'), request: { uid: 'u', desiredAPIVersion: 'x' } },
+      "malformed ConversionReview: /request must have required property 'objects'",
+    ],
+    [
+      { ...review([], 'v1'), request: { uid: 'u', desiredAPIVersion: 'x', objects: {} } },
+      'malformed ConversionReview: /request/objects must be array',
+    ],
   ] as const) {
-    t.throws(() => reviewConversion(body, parseLossless), { code: 'SW_MALFORMED_REVIEW', message: why });
+    t.throws(() => reviewConversion(body, parseLossless), {
+      code: 'SW_MALFORMED_CONVERSION_REVIEW',
+      message: why,
+      statusCode: 400,
+    });
   }
 });
 

@@ -5,6 +5,11 @@ import createError from '@fastify/error';
  * `{ statusCode, code, error, message }`; none is a 500.
  */
 export const MalformedReviewError = createError('SW_MALFORMED_REVIEW', 'malformed AdmissionReview: %s', 400);
+export const MalformedConversionReviewError = createError(
+  'SW_MALFORMED_CONVERSION_REVIEW',
+  'malformed ConversionReview: %s',
+  400,
+);
 export const NotJsonError = createError('SW_NOT_JSON', 'request body is not JSON: %s', 400);
 export const EmptyBodyError = createError(
   'SW_EMPTY_BODY',

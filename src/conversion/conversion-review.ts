@@ -1,14 +1,9 @@
-import { MalformedReviewError } from '../admission/errors.js';
+import { MalformedConversionReviewError } from '../admission/errors.js';
+import type { ConversionRequest, ConversionReview } from '../schemas/types.js';
+import { decoders, describeErrors } from '../schemas/validators.js';
 import { convertObject, isRecord } from './convert-object.js';
 
-/** The ConversionReview versions the apiserver may send; the answer has the request's. */
-export const CONVERSION_REVIEW_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
-
-export interface ConversionRequest {
-  readonly uid: string;
-  readonly desiredAPIVersion: string;
-  readonly objects: readonly unknown[];
-}
+export type { ConversionRequest };
 
 export interface ConversionOutcome {
   readonly request: ConversionRequest;
@@ -19,23 +14,11 @@ export interface ConversionOutcome {
   readonly body: Record<string, unknown>;
 }
 
-/** Checks the envelope; throws the coded 400 error with what is wrong. */
-function readRequest(body: unknown): { apiVersion: string; request: ConversionRequest } {
-  if (!isRecord(body)) throw new MalformedReviewError('(root) must be a ConversionReview object');
-  const { apiVersion, kind, request } = body;
-  if (!CONVERSION_REVIEW_VERSIONS.some((v) => v === apiVersion)) {
-    throw new MalformedReviewError(`apiVersion must be one of ${CONVERSION_REVIEW_VERSIONS.join(', ')}`);
-  }
-  if (kind !== 'ConversionReview') throw new MalformedReviewError('kind must be ConversionReview');
-  if (!isRecord(request)) throw new MalformedReviewError('/request must be an object');
-  if (typeof request.uid !== 'string' || request.uid === '')
-    throw new MalformedReviewError("/request must have a non-empty 'uid'");
-  if (typeof request.desiredAPIVersion !== 'string') throw new MalformedReviewError("/request must have 'desiredAPIVersion'");
-  if (!Array.isArray(request.objects)) throw new MalformedReviewError("/request must have 'objects' (a list)");
-  return {
-    apiVersion: apiVersion as string,
-    request: { uid: request.uid, desiredAPIVersion: request.desiredAPIVersion, objects: request.objects },
-  };
+/** Checks the envelope against its schema; throws the coded 400 error with what is wrong, as for admission. */
+function readRequest(body: unknown): ConversionReview {
+  const validate = decoders().conversionReview;
+  if (validate(body)) return body;
+  throw new MalformedConversionReviewError(describeErrors(validate.errors));
 }
 
 /**

@@ -43,6 +43,23 @@ export interface UserInfo {
   [k: string]: unknown;
 }
 
+// conversion-review.schema.json
+/**
+ * apiextensions.k8s.io v1 and v1beta1 ConversionReview as sent by the kube-apiserver (the request half).
+ */
+export interface ConversionReview {
+  apiVersion: 'apiextensions.k8s.io/v1' | 'apiextensions.k8s.io/v1beta1';
+  kind: 'ConversionReview';
+  request: ConversionRequest;
+  [k: string]: unknown;
+}
+export interface ConversionRequest {
+  uid: string;
+  desiredAPIVersion: string;
+  objects: unknown[];
+  [k: string]: unknown;
+}
+
 // object-meta.schema.json
 /**
  * The parts of metav1.ObjectMeta the rules read. Other keys are allowed and ignored.

@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type {
   AdmissionReview,
+  ConversionReview,
   SnapshotClass,
   VolumeGroupSnapshot,
   VolumeGroupSnapshotContent,
@@ -13,6 +14,7 @@ export type Decoder<T> = ValidateFunction<T>;
 
 export interface Decoders {
   readonly admissionReview: Decoder<AdmissionReview>;
+  readonly conversionReview: Decoder<ConversionReview>;
   readonly volumeSnapshot: Decoder<VolumeSnapshot>;
   readonly volumeSnapshotContent: Decoder<VolumeSnapshotContent>;
   readonly volumeGroupSnapshot: Decoder<VolumeGroupSnapshot>;
@@ -26,6 +28,7 @@ export interface Decoders {
  */
 const COMPILED: Decoders = {
   admissionReview: compiled.admissionReview as unknown as Decoder<AdmissionReview>,
+  conversionReview: compiled.conversionReview as unknown as Decoder<ConversionReview>,
   volumeSnapshot: compiled.volumeSnapshot as unknown as Decoder<VolumeSnapshot>,
   volumeSnapshotContent: compiled.volumeSnapshotContent as unknown as Decoder<VolumeSnapshotContent>,
   volumeGroupSnapshot: compiled.volumeGroupSnapshot as unknown as Decoder<VolumeGroupSnapshot>,
