@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { formatHelp, isUsageError, UsageError } from './config/flags.js';
+import { formatHelp, UsageError } from './config/flags.js';
 import { parseServeOptions, SERVE_FLAGS } from './config/serve-options.js';
 
 const USAGE = `snapshot-webhook: validating admission webhook for the CSI snapshot API
@@ -80,7 +80,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (isUsageError(error)) {
+    if (error instanceof UsageError) {
       process.stderr.write(`snapshot-webhook: ${error.message}\n`);
       process.exitCode = 2;
       return;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { ApiserverError } from '../src/cluster/apiserver-error.js';
 import { parseAllDocuments } from 'yaml';
 import { AUDIT_FLAGS, auditCluster, type AuditCluster } from '../src/cli/audit-command.js';
 import { exitStatus, formatText } from '../src/cli/format-findings.js';
@@ -32,7 +33,7 @@ function fakeCluster(c: Case, pagesRead: string[]): AuditCluster {
     },
     listPages: async function* (target) {
       const status = c.fail[`${target.resource}.${target.version}.${target.group}`];
-      if (status !== undefined) throw Object.assign(new Error(`HTTP ${status}`), { statusCode: status });
+      if (status !== undefined) throw new ApiserverError(`HTTP ${status}`, status);
       const items = objects
         .filter((o) => o.kind === target.kind)
         .map((o) => ({ ...o, apiVersion: `${target.group}/${target.version}` }));

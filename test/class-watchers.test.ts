@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ApiserverError } from '../src/cluster/apiserver-error.js';
 import { ClassIndex } from '../src/classes/class-index.js';
 import { ClassWatchers } from '../src/cluster/class-watchers.js';
 import { createLogger } from '../src/log/logger.js';
@@ -71,7 +72,7 @@ t.test('a failed watch keeps the last good cache and restarts with backoff', asy
   t.teardown(() => watchers.stop());
   const first = cluster.latest('volumesnapshotclasses');
   first.handlers.listed([cls('a', 'd', true)]);
-  first.handlers.failed(Object.assign(new Error('connection reset'), { code: 'ECONNRESET' }));
+  first.handlers.failed(new ApiserverError('connection reset', undefined));
   t.ok(first.stopped, 'the failed informer is stopped');
   t.same(index.defaultsFor('VolumeSnapshotClass', 'd'), { ok: true, names: ['a'] }, 'still answers from the last list');
   t.match(log.lines.at(-1), { msg: 'VolumeSnapshotClass watch failed; serving the last good cache and restarting' });
@@ -96,7 +97,7 @@ t.test('a watch whose start rejects is restarted too', async (t) => {
     const watch = original(resource, handlers);
     if (fail && resource.plural === 'volumesnapshotclasses') {
       fail = false;
-      watch.start = () => Promise.reject(Object.assign(new Error('boom'), { code: 500 }));
+      watch.start = () => Promise.reject(new ApiserverError('boom', 500));
     }
     return watch;
   };
@@ -112,7 +113,7 @@ t.test('forbidden by RBAC: a clear error, the kind unavailable, readiness not bl
   await watchers.start();
   t.teardown(() => watchers.stop());
   cluster.latest('volumesnapshotclasses').handlers.listed([]);
-  cluster.latest('volumegroupsnapshotclasses').handlers.failed(Object.assign(new Error('Forbidden'), { code: 403 }));
+  cluster.latest('volumegroupsnapshotclasses').handlers.failed(new ApiserverError('Forbidden', 403, 'Forbidden'));
   t.same(watchers.notReadyReasons(), []);
   t.same(index.defaultsFor('VolumeGroupSnapshotClass', 'd'), {
     ok: false,
@@ -128,7 +129,7 @@ t.test('a deleted CRD (404) sends the watcher back to discovery', async (t) => {
   cluster.latest('volumegroupsnapshotclasses').handlers.listed([]);
   cluster.groups.delete('groupsnapshot.storage.k8s.io');
   const before = cluster.discoveries;
-  cluster.latest('volumegroupsnapshotclasses').handlers.failed(Object.assign(new Error('not found'), { code: 404 }));
+  cluster.latest('volumegroupsnapshotclasses').handlers.failed(new ApiserverError('not found', 404, 'NotFound'));
   await tick(40);
   t.ok(cluster.discoveries > before, 'discovered again');
   t.match(index.defaultsFor('VolumeGroupSnapshotClass', 'd'), { ok: false, reason: /does not serve/ });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ApiserverError } from '../src/cluster/apiserver-error.js';
 import { ClassIndex } from '../src/classes/class-index.js';
 import { CLAIM_LEASE_NAMES, CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../src/classes/default-claims.js';
 import { CLAIM_BUDGET_MS, LeaseDefaultAgreement } from '../src/cluster/default-agreement.js';
@@ -20,7 +21,7 @@ class MemoryLeases implements LeaseStore {
     // Let other claims run between a read and a write, as the network would.
     await new Promise((resolve) => setImmediate(resolve));
     if (this.hang) await new Promise((resolve) => setTimeout(resolve, CLAIM_BUDGET_MS + 500));
-    if (this.fail !== undefined) throw Object.assign(new Error(`HTTP ${this.fail.status}`), { code: this.fail.status });
+    if (this.fail !== undefined) throw new ApiserverError(`HTTP ${this.fail.status}`, this.fail.status);
   }
 
   async read(name: string): Promise<{ lease: Lease | undefined; now: number }> {
@@ -33,7 +34,7 @@ class MemoryLeases implements LeaseStore {
     await this.turn();
     const current = this.leases.get(lease.metadata.name);
     if (current?.metadata.resourceVersion !== lease.metadata.resourceVersion) {
-      throw Object.assign(new Error('HTTP 409'), { code: 409 });
+      throw new ApiserverError('HTTP 409', 409, 'Conflict');
     }
     this.writes += 1;
     this.leases.set(

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { reviewAdmission } from '../src/admission/review.js';
 import { parsePolicyOptions, POLICY_FLAGS, policyYaml } from '../src/cli/policy-command.js';
-import { isUsageError } from '../src/config/flags.js';
+import { UsageError } from '../src/config/flags.js';
 import { FIXTURES, filesUnder, readJson } from './helpers/fixtures.js';
 import { reviewDeps } from './helpers/app.js';
 import { findTool, findUpstreamCrds, unpackTool } from './helpers/tools.mjs';
@@ -61,7 +61,7 @@ t.test('flags: API version, group version, name prefix, and clear usage errors',
     } catch (caught) {
       error = caught;
     }
-    t.ok(isUsageError(error), `${bad.join(' ')}: ${(error as Error | undefined)?.message}`);
+    t.ok(error instanceof UsageError, `${bad.join(' ')}: ${(error as Error | undefined)?.message}`);
   }
 });
 

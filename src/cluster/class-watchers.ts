@@ -1,7 +1,8 @@
 import type { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
 import type { Logger } from '../log/logger.js';
-import { statusOf, type ClassResource, type ClassWatch, type ClusterApi } from './cluster-api.js';
+import { statusOf } from './apiserver-error.js';
+import type { ClassResource, ClassWatch, ClusterApi } from './cluster-api.js';
 
 export const CLASS_RESOURCES: Readonly<Record<ClassKind, { readonly group: string; readonly plural: string }>> = {
   VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', plural: 'volumesnapshotclasses' },

@@ -1,5 +1,6 @@
 import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { SnapshotClass } from '../schemas/types.js';
+import { ApiserverError } from './apiserver-error.js';
 import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
 import type { EventSink } from './denial-events.js';
 import { kubeExchange, kubeRequest } from './kube-http.js';
@@ -61,8 +62,11 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
       informer.on('add', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('update', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('delete', (o) => handlers.deleted(o as SnapshotClass));
-      informer.on('error', (error: unknown) => handlers.failed(error));
-      return { start: () => informer.start(), stop: () => void informer.stop() };
+      informer.on('error', (error: unknown) => handlers.failed(ApiserverError.from(error)));
+      return {
+        start: () => informer.start().catch((error: unknown) => Promise.reject(ApiserverError.from(error))),
+        stop: () => void informer.stop(),
+      };
     },
     async probe(resource: ClassResource, timeoutMs: number) {
       await kubeExchange(

@@ -37,12 +37,3 @@ export interface ClusterApi {
   /** One small read (a list of at most one object) that must answer within `timeoutMs`: is the apiserver there? */
   probe(resource: ClassResource, timeoutMs: number): Promise<void>;
 }
-
-/** The HTTP status of a client-node error, when it has one. */
-export function statusOf(error: unknown): number | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const e = error as { code?: unknown; statusCode?: unknown };
-  if (typeof e.code === 'number') return e.code;
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  return undefined;
-}

@@ -12,7 +12,7 @@ import {
 } from '../classes/default-claims.js';
 import type { Logger } from '../log/logger.js';
 import type { AdmittedClass, ClaimAnswer, DefaultAgreement } from '../rules/default-claim.js';
-import { statusOf } from './cluster-api.js';
+import { statusOf } from './apiserver-error.js';
 import type { Lease, LeaseStore } from './lease-store.js';
 
 /**

@@ -1,6 +1,7 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiserverError } from './apiserver-error.js';
 
 /**
  * A plain JSON request to the apiserver, authenticated by client-node's KubeConfig (TLS, tokens, exec
@@ -56,19 +57,19 @@ export async function kubeExchange<T>(
           }
           return;
         }
-        let message = text.slice(0, 300);
+        let answer: { message?: string; reason?: string } = {};
         try {
-          message = (JSON.parse(text) as { message?: string }).message ?? message;
+          answer = JSON.parse(text) as { message?: string; reason?: string };
         } catch {
           // Not a Status object: keep the text.
         }
-        reject(
-          Object.assign(new Error(`${method} ${path}: HTTP ${status}: ${message}`), { code: status, statusCode: status, date }),
-        );
+        const message = typeof answer.message === 'string' ? answer.message : text.slice(0, 300);
+        const reason = typeof answer.reason === 'string' ? answer.reason : undefined;
+        reject(new ApiserverError(`${method} ${path}: HTTP ${status}: ${message}`, status, reason, date));
       });
     });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
-    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new ApiserverError(`${method} ${path}: timed out`, undefined)));
+    req.on('error', (error) => reject(ApiserverError.from(error)));
     req.end(payload);
   });
 }

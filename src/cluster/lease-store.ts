@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiserverError } from './apiserver-error.js';
 import { kubeExchange } from './kube-http.js';
 
 /** The parts of a coordination.k8s.io/v1 Lease the default claims use. */
@@ -36,8 +37,8 @@ export function leaseStore(kc: KubeConfig, namespace: string): LeaseStore {
         return { lease: answer.body, now: answer.date };
       } catch (error) {
         // Absent: the 404 carries the apiserver's clock too.
-        const { code, date } = error as { code?: unknown; date?: unknown };
-        if (code === 404 && typeof date === 'number') return { lease: undefined, now: date };
+        if (error instanceof ApiserverError && error.status === 404 && error.date !== undefined)
+          return { lease: undefined, now: error.date };
         throw error;
       }
     },

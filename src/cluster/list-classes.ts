@@ -2,7 +2,7 @@ import type { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KINDS } from '../classes/class-view.js';
 import { CLASS_RESOURCES } from './class-watchers.js';
 import { clientNodeApi, loadKubeConfig } from './client-node-api.js';
-import { statusOf } from './cluster-api.js';
+import { statusOf } from './apiserver-error.js';
 import { kubeRequest } from './kube-http.js';
 import type { SnapshotClass } from '../schemas/types.js';
 

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { statusOf } from './cluster-api.js';
+import { statusOf } from './apiserver-error.js';
 import { kubeRequest } from './kube-http.js';
 
 /** What to list: one resource of one served version (from the route table). */

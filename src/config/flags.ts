@@ -22,12 +22,10 @@ export interface FlagSpec {
 
 export type FlagValue = string | number | boolean | readonly string[];
 
+/** A command line that cannot run as given: exit 2 with the message (main.ts recognises it by its class). */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
-
-/** By name, not class: the bundled commands (dist/bundle/cli.js, certs.js) each carry their own copy of the class. */
-export const isUsageError = (error: unknown): error is UsageError => error instanceof Error && error.name === 'UsageError';
 
 const BOOLEAN_WORDS: Readonly<Record<string, boolean>> = { true: true, '1': true, false: false, '0': false };
 
