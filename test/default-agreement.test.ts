@@ -1,7 +1,8 @@
 import t from 'tap';
 import { ApiserverError } from '../src/cluster/apiserver-error.js';
 import { ClassIndex } from '../src/classes/class-index.js';
-import { CLAIM_LEASE_NAMES, CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../src/classes/default-claims.js';
+import { CLASS_KIND_FACTS } from '../src/classes/class-kinds.js';
+import { CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../src/classes/default-claims.js';
 import { CLAIM_BUDGET_MS, LeaseDefaultAgreement } from '../src/cluster/default-agreement.js';
 import type { Lease, LeaseStore } from '../src/cluster/lease-store.js';
 import { createLogger } from '../src/log/logger.js';
@@ -44,7 +45,7 @@ class MemoryLeases implements LeaseStore {
   }
 
   claims(): string[] {
-    const lease = this.leases.get(CLAIM_LEASE_NAMES.VolumeSnapshotClass);
+    const lease = this.leases.get(CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease);
     return [...readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]).values()].map((c) => `${c.driver}=${c.class}`).sort();
   }
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { runCerts } from '../src/certs/certs-command.js';
-import { CLAIM_LEASE_NAMES } from '../src/classes/default-claims.js';
+import { CLASS_KIND_FACTS, CLASS_KINDS } from '../src/classes/class-kinds.js';
 import { allRoutes } from '../src/rules/table.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML is read freely here
@@ -124,7 +124,7 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       claims.rules.map((r: Doc) => [r.apiGroups, r.resources, r.resourceNames ?? [], r.verbs]),
       [
         [['coordination.k8s.io'], ['leases'], [], ['create']],
-        [['coordination.k8s.io'], ['leases'], Object.values(CLAIM_LEASE_NAMES), ['get', 'update']],
+        [['coordination.k8s.io'], ['leases'], CLASS_KINDS.map((k) => CLASS_KIND_FACTS[k].claimLease), ['get', 'update']],
       ],
       'leases only: create, and get/update of the two claim Leases',
     );

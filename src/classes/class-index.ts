@@ -1,6 +1,7 @@
 import type { SnapshotClass } from '../schemas/types.js';
 import { isDefaultClass } from './default-annotation.js';
-import { CLASS_KINDS, type ClassKind, type ClassView, type DefaultsAnswer } from './class-view.js';
+import { CLASS_KINDS, type ClassKind } from './class-kinds.js';
+import type { ClassView, DefaultsAnswer } from './class-view.js';
 import { CLAIM_WINDOW_MS, type CacheView, type ObservedClass } from './default-claims.js';
 
 /**

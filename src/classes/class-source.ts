@@ -1,5 +1,5 @@
 import type { ClassIndex } from './class-index.js';
-import type { ClassKind } from './class-view.js';
+import type { ClassKind } from './class-kinds.js';
 
 /** The state of a live class cache, per kind: what metrics and readiness report. */
 export interface CacheStatus {

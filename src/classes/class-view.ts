@@ -1,9 +1,9 @@
+import type { ClassKind } from './class-kinds.js';
+
 /**
  * The read-only view of the cluster's snapshot classes that the rules get. Someone else keeps it up to date:
  * the static loader (`--classes-from`) or the live informer cache. Rules never learn which.
  */
-export const CLASS_KINDS = ['VolumeSnapshotClass', 'VolumeGroupSnapshotClass'] as const;
-export type ClassKind = (typeof CLASS_KINDS)[number];
 
 export type DefaultsAnswer =
   /** Names of the classes that are a default for the driver, sorted. */

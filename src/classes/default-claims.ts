@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClassKind } from './class-view.js';
+import type { ClassKind } from './class-kinds.js';
 
 /**
  * The claims the replicas agree on (docs/cluster.md, "Agreement across replicas"): for each driver, the class
@@ -19,12 +19,6 @@ export const MAX_LIVE_CLAIMS = 100;
 
 /** The Lease annotation that holds the claims, as JSON. */
 export const CLAIMS_ANNOTATION = 'snapshot-webhook.storage.k8s.io/default-claims';
-
-/** The Lease of each class kind, in the webhook's namespace. */
-export const CLAIM_LEASE_NAMES: Readonly<Record<ClassKind, string>> = {
-  VolumeSnapshotClass: 'snapshot-webhook-default-volumesnapshotclass',
-  VolumeGroupSnapshotClass: 'snapshot-webhook-default-volumegroupsnapshotclass',
-};
 
 export interface Claim {
   /** The driver as written, cut to 63 characters (a CSI driver name's limit) for people reading the Lease. */

@@ -2,18 +2,13 @@ import { readManifests } from '../manifests/read-manifests.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import { decoders } from '../schemas/validators.js';
 import { ClassIndex } from './class-index.js';
-import { CLASS_KINDS, type ClassKind } from './class-view.js';
-
-const CLASS_GROUPS: Readonly<Record<ClassKind, string>> = {
-  VolumeSnapshotClass: 'snapshot.storage.k8s.io/',
-  VolumeGroupSnapshotClass: 'groupsnapshot.storage.k8s.io/',
-};
+import { CLASS_KIND_FACTS, CLASS_KINDS, type ClassKind } from './class-kinds.js';
 
 export function classKindOf(object: Record<string, unknown>): ClassKind | undefined {
   const kind = CLASS_KINDS.find((k) => k === object.kind);
   if (kind === undefined) return undefined;
   const apiVersion = object.apiVersion;
-  return typeof apiVersion === 'string' && apiVersion.startsWith(CLASS_GROUPS[kind]) ? kind : undefined;
+  return typeof apiVersion === 'string' && apiVersion.startsWith(`${CLASS_KIND_FACTS[kind].group}/`) ? kind : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ClassIndex } from '../classes/class-index.js';
-import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, CLASS_KINDS, type ClassKind } from '../classes/class-kinds.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import type { ServedVersion } from '../cluster/list-snapshot-objects.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
@@ -151,7 +151,7 @@ class Audit {
       const answer = this.index.defaultsFor(kind, driver);
       const names = answer.ok ? answer.names : [];
       const resource = kind.toLowerCase();
-      const annotation = kind === 'VolumeSnapshotClass' ? 'snapshot' : 'groupsnapshot';
+      const { defaultAnnotation } = CLASS_KIND_FACTS[kind];
       this.findings.push({
         file: 'defaults',
         line: 0,
@@ -162,7 +162,7 @@ class Audit {
         rule: 'default-class-unique',
         message:
           `driver ${shown(driver)} has ${count} default ${kind}es: new snapshots that name no class fail; keep one ` +
-          `and remove the others' annotation: kubectl annotate ${resource} NAME ${annotation}.storage.kubernetes.io/is-default-class-`,
+          `and remove the others' annotation: kubectl annotate ${resource} NAME ${defaultAnnotation}-`,
       });
       this.summary = { ...this.summary, denied: this.summary.denied + 1 };
     }

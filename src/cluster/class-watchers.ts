@@ -1,13 +1,8 @@
 import type { ClassIndex } from '../classes/class-index.js';
-import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, CLASS_KINDS, type ClassKind } from '../classes/class-kinds.js';
 import type { Logger } from '../log/logger.js';
 import { statusOf } from './apiserver-error.js';
 import type { ClassResource, ClassWatch, ClusterApi } from './cluster-api.js';
-
-export const CLASS_RESOURCES: Readonly<Record<ClassKind, { readonly group: string; readonly plural: string }>> = {
-  VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', plural: 'volumesnapshotclasses' },
-  VolumeGroupSnapshotClass: { group: 'groupsnapshot.storage.k8s.io', plural: 'volumegroupsnapshotclasses' },
-};
 
 export interface WatcherTiming {
   /** How often served API groups are listed again, so CRDs installed later are picked up. */
@@ -62,7 +57,16 @@ class KindWatcher {
 }
 
 /** The resource a watcher reads: its kind's group and plural at the version discovery found. */
-const resourceOf = (w: KindWatcher): ClassResource => ({ ...CLASS_RESOURCES[w.kind], version: w.version as string });
+const resourceOf = (w: KindWatcher): ClassResource => {
+  const { group, resource } = CLASS_KIND_FACTS[w.kind];
+  return { group, plural: resource, version: w.version as string };
+};
+
+/** The group and resource of every class kind, as discovery is asked for them. */
+export const CLASS_DISCOVERY = CLASS_KINDS.map((kind) => ({
+  group: CLASS_KIND_FACTS[kind].group,
+  plural: CLASS_KIND_FACTS[kind].resource,
+}));
 
 export interface KindStatus {
   readonly kind: ClassKind;
@@ -188,7 +192,7 @@ export class ClassWatchers {
     if (this.stopped) return;
     let groups: ReadonlyMap<string, string>;
     try {
-      groups = await this.api.servedGroups(Object.values(CLASS_RESOURCES));
+      groups = await this.api.servedGroups(CLASS_DISCOVERY);
     } catch (error) {
       if (this.stopped) return;
       this.discoveryFailures += 1;
@@ -208,7 +212,7 @@ export class ClassWatchers {
     this.discoveryFailures = 0;
     this.discoveryProblem = undefined;
     for (const w of this.watchers.values()) {
-      const version = groups.get(CLASS_RESOURCES[w.kind].group);
+      const version = groups.get(CLASS_KIND_FACTS[w.kind].group);
       if (first && version !== undefined) w.gatesReadiness = true;
       this.reconcile(w, version);
     }
@@ -295,11 +299,11 @@ export class ClassWatchers {
       if (w.state !== 'forbidden') {
         this.logger.error(
           { kind: w.kind },
-          `forbidden to list ${CLASS_RESOURCES[w.kind].plural}: grant get, list and watch to the webhook's service account`,
+          `forbidden to list ${CLASS_KIND_FACTS[w.kind].resource}: grant get, list and watch to the webhook's service account`,
         );
       }
       w.state = 'forbidden';
-      this.index.setUnavailable(w.kind, `the webhook may not list ${CLASS_RESOURCES[w.kind].plural} (RBAC)`);
+      this.index.setUnavailable(w.kind, `the webhook may not list ${CLASS_KIND_FACTS[w.kind].resource} (RBAC)`);
     } else {
       w.brokenSince ??= this.now();
       const stale = w.lastEventAt === undefined ? undefined : Math.round((this.now() - w.lastEventAt) / 1000);

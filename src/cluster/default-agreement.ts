@@ -1,8 +1,7 @@
 import { hostname } from 'node:os';
 import type { ClassIndex } from '../classes/class-index.js';
-import type { ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
 import {
-  CLAIM_LEASE_NAMES,
   CLAIMS_ANNOTATION,
   decideClaim,
   readClaims,
@@ -90,7 +89,7 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
 
   private async claimInTurn(write: AdmittedClass, dryRun: boolean, deadline: number): Promise<ClaimAnswer> {
     const { kind } = write;
-    const name = CLAIM_LEASE_NAMES[kind];
+    const name = CLASS_KIND_FACTS[kind].claimLease;
     const wanted = claimOf(write);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       if (!this.options.healthy(kind)) return this.unavailable(write, `the ${kind} cache is not synced with a healthy watch`);

@@ -1,3 +1,4 @@
+import { CLASS_KIND_FACTS } from '../classes/class-kinds.js';
 import type { DefaultsChanged } from '../classes/class-index.js';
 import type { Logger } from '../log/logger.js';
 import { shown } from '../rules/values.js';
@@ -9,7 +10,7 @@ export function doubleDefaultLog(logger: Logger): DefaultsChanged {
     if (from <= 1 && to > 1)
       logger.warn(
         fields,
-        `more than one default ${kind} for a driver: new ${kind === 'VolumeSnapshotClass' ? 'snapshots' : 'group snapshots'} without a class fail until only one is the default`,
+        `more than one default ${kind} for a driver: new ${CLASS_KIND_FACTS[kind].dependents} without a class fail until only one is the default`,
       );
     else if (from > 1 && to <= 1) logger.info(fields, `one default ${kind} or none for the driver again`);
   };

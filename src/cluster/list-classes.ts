@@ -1,6 +1,6 @@
 import type { ClassIndex } from '../classes/class-index.js';
-import { CLASS_KINDS } from '../classes/class-view.js';
-import { CLASS_RESOURCES } from './class-watchers.js';
+import { CLASS_KIND_FACTS, CLASS_KINDS } from '../classes/class-kinds.js';
+import { CLASS_DISCOVERY } from './class-watchers.js';
 import { clientNodeApi, loadKubeConfig } from './client-node-api.js';
 import { statusOf } from './apiserver-error.js';
 import { kubeRequest } from './kube-http.js';
@@ -12,9 +12,9 @@ import type { SnapshotClass } from '../schemas/types.js';
  */
 export async function listClusterClasses(kubeconfig: string | undefined, index: ClassIndex): Promise<void> {
   const kc = loadKubeConfig(kubeconfig);
-  const groups = await clientNodeApi(kc).servedGroups(Object.values(CLASS_RESOURCES));
+  const groups = await clientNodeApi(kc).servedGroups(CLASS_DISCOVERY);
   for (const kind of CLASS_KINDS) {
-    const { group, plural } = CLASS_RESOURCES[kind];
+    const { group, resource: plural } = CLASS_KIND_FACTS[kind];
     const version = groups.get(group);
     if (version === undefined) continue;
     try {

@@ -1,6 +1,4 @@
-import type { ClassKind } from '../classes/class-view.js';
-import { DEFAULT_CLASS_ANNOTATION } from '../classes/default-annotation.js';
-import { DEFAULT_CLASS_MESSAGE_PREFIX } from '../rules/default-class.js';
+import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
 
 export interface PolicyOptions {
   /** Also the policy for VolumeGroupSnapshotClass. */
@@ -12,14 +10,9 @@ export interface PolicyOptions {
   readonly namePrefix: string;
 }
 
-const KINDS: Readonly<Record<ClassKind, { group: string; resource: string; version: (o: PolicyOptions) => string }>> = {
-  VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', resource: 'volumesnapshotclasses', version: () => 'v1' },
-  VolumeGroupSnapshotClass: {
-    group: 'groupsnapshot.storage.k8s.io',
-    resource: 'volumegroupsnapshotclasses',
-    version: (o) => o.groupVersion,
-  },
-};
+/** The version a policy reads each kind's classes at: snapshot classes at v1, group classes as the option says. */
+const paramVersion = (kind: ClassKind, options: PolicyOptions): string =>
+  kind === 'VolumeSnapshotClass' ? 'v1' : options.groupVersion;
 
 /** A CEL test that `value` (an object) carries the default annotation with exactly "true". */
 const isDefault = (value: string, annotation: string): string =>
@@ -34,8 +27,7 @@ const isDefault = (value: string, annotation: string): string =>
  * same driver); params are collected before matchConditions, so `parameterNotFoundAction` must be `Allow`.
  */
 export function defaultClassPolicy(kind: ClassKind, options: PolicyOptions): Record<string, unknown>[] {
-  const { group, resource } = KINDS[kind];
-  const annotation = DEFAULT_CLASS_ANNOTATION[kind];
+  const { group, resource, defaultAnnotation: annotation, denialPrefix } = CLASS_KIND_FACTS[kind];
   const name = `${options.namePrefix}one-default-${kind.toLowerCase()}-per-driver`;
   const apiVersion = `admissionregistration.k8s.io/${options.apiVersion}`;
   const policy = {
@@ -44,7 +36,7 @@ export function defaultClassPolicy(kind: ClassKind, options: PolicyOptions): Rec
     metadata: { name },
     spec: {
       failurePolicy: 'Fail',
-      paramKind: { apiVersion: `${group}/${KINDS[kind].version(options)}`, kind },
+      paramKind: { apiVersion: `${group}/${paramVersion(kind, options)}`, kind },
       matchConstraints: {
         resourceRules: [{ apiGroups: [group], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: [resource] }],
       },
@@ -58,7 +50,7 @@ export function defaultClassPolicy(kind: ClassKind, options: PolicyOptions): Rec
       validations: [
         {
           expression: `params.metadata.name == object.metadata.name || params.driver != object.driver || !${isDefault('params', annotation)}`,
-          messageExpression: `'${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ' + params.metadata.name + ' already exists for driver: ' + object.driver`,
+          messageExpression: `'${denialPrefix}: ' + params.metadata.name + ' already exists for driver: ' + object.driver`,
         },
       ],
     },

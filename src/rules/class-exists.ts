@@ -1,4 +1,4 @@
-import type { ClassKind } from '../classes/class-view.js';
+import type { ClassKind } from '../classes/class-kinds.js';
 import type { Check, Field } from './checks.js';
 import { warn } from './finding.js';
 import { sameValue } from './values.js';

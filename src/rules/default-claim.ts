@@ -1,7 +1,6 @@
 import { CLAIM_WINDOW_MS } from '../classes/default-claims.js';
-import type { ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
 import type { SnapshotClass } from '../schemas/types.js';
-import { DEFAULT_CLASS_MESSAGE_PREFIX } from './default-class.js';
 import { deny, type Finding } from './finding.js';
 import { shown } from './values.js';
 
@@ -43,7 +42,7 @@ export function claimFinding({ kind, object }: AdmittedClass, answer: ClaimAnswe
       { code: 503 },
     );
   }
-  const prefix = `${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ${shown(answer.by)}`;
+  const prefix = `${CLASS_KIND_FACTS[kind].denialPrefix}: ${shown(answer.by)}`;
   if (answer.now - answer.since >= CLAIM_WINDOW_MS)
     return deny('default-class-unique', `${prefix} already exists for driver: ${driver}`, { conflictsWith: answer.by });
   const wait = Math.max(1, Math.ceil((answer.since + CLAIM_WINDOW_MS - answer.now) / 1000));

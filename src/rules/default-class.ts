@@ -1,15 +1,9 @@
-import type { ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
 import { annotationValue, isDefaultClass } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
 import { shown } from './values.js';
-
-/** How a denial by the default-class rule begins (upstream's wording), per class kind. */
-export const DEFAULT_CLASS_MESSAGE_PREFIX: Readonly<Record<ClassKind, string>> = {
-  VolumeSnapshotClass: 'default snapshot class',
-  VolumeGroupSnapshotClass: 'default group snapshot class',
-};
 
 /** Values people write meaning "true" that the snapshot-controller does not take as a default. */
 const NEAR_MISS = /^\s*(true|yes|y|on|1|enabled?)\s*$/i;
@@ -49,7 +43,7 @@ export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
     if (other === undefined) return undefined;
     return deny(
       'default-class-unique',
-      `${DEFAULT_CLASS_MESSAGE_PREFIX[kind]}: ${other} already exists for driver: ${shown(driver)}`,
+      `${CLASS_KIND_FACTS[kind].denialPrefix}: ${other} already exists for driver: ${shown(driver)}`,
       {
         conflictsWith: other,
       },

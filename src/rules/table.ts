@@ -1,4 +1,4 @@
-import type { ClassKind } from '../classes/class-view.js';
+import { CLASS_KIND_FACTS, GROUP_SNAPSHOT_API, SNAPSHOT_API, type ClassKind } from '../classes/class-kinds.js';
 import { decoders, type Decoder } from '../schemas/validators.js';
 import type { Check } from './checks.js';
 import { classChecks } from './kinds/snapshot-class.js';
@@ -11,8 +11,8 @@ import { volumeGroupSnapshotChecks } from './kinds/volume-group-snapshot.js';
 import { volumeSnapshotContentChecks } from './kinds/volume-snapshot-content.js';
 import { volumeSnapshotChecks } from './kinds/volume-snapshot.js';
 
-export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
-export const GROUP_SNAPSHOT_GROUP = 'groupsnapshot.storage.k8s.io';
+export const SNAPSHOT_GROUP = SNAPSHOT_API.group;
+export const GROUP_SNAPSHOT_GROUP = GROUP_SNAPSHOT_API.group;
 
 /** How one group/version/resource is checked. Adding an API version is one more entry below. */
 export interface Route<T = unknown> {
@@ -39,7 +39,7 @@ function route<T>(entry: Route<T>): Route {
 
 function buildRoutes(): readonly Route[] {
   const d = decoders();
-  const snapshotRoutes = (['v1', 'v1beta1'] as const).flatMap((version) => {
+  const snapshotRoutes = SNAPSHOT_API.versions.flatMap((version) => {
     const deprecated = version === 'v1beta1';
     const base = { group: SNAPSHOT_GROUP, version, deprecated };
     return [
@@ -61,7 +61,7 @@ function buildRoutes(): readonly Route[] {
       }),
       route({
         ...base,
-        resource: 'volumesnapshotclasses',
+        resource: CLASS_KIND_FACTS.VolumeSnapshotClass.resource,
         kind: 'VolumeSnapshotClass',
         classKind: 'VolumeSnapshotClass',
         decode: d.snapshotClass,
@@ -75,7 +75,7 @@ function buildRoutes(): readonly Route[] {
     v1beta2: v1beta2GroupContentChecks,
     v1: v1beta2GroupContentChecks,
   } as const;
-  const groupRoutes = (['v1alpha1', 'v1beta1', 'v1beta2', 'v1'] as const).flatMap((version) => {
+  const groupRoutes = GROUP_SNAPSHOT_API.versions.flatMap((version) => {
     const base = { group: GROUP_SNAPSHOT_GROUP, version };
     const settingsImmutable = version === 'v1beta2' || version === 'v1';
     return [
@@ -95,7 +95,7 @@ function buildRoutes(): readonly Route[] {
       }),
       route({
         ...base,
-        resource: 'volumegroupsnapshotclasses',
+        resource: CLASS_KIND_FACTS.VolumeGroupSnapshotClass.resource,
         kind: 'VolumeGroupSnapshotClass',
         classKind: 'VolumeGroupSnapshotClass',
         decode: d.snapshotClass,

@@ -5,7 +5,7 @@ import { MAX_CONNECTIONS, type ConnectionCounts } from './connection-limit.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
-import { CLASS_KINDS, type ClassKind } from '../classes/class-view.js';
+import { CLASS_KINDS, type ClassKind } from '../classes/class-kinds.js';
 
 const PREFIX = 'snapshot_webhook_';
 

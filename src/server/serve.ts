@@ -4,7 +4,7 @@ import { reserveAdmittedDefaults, type ReviewOutcome } from '../admission/review
 import type { DefaultAgreement } from '../rules/default-claim.js';
 import { ClassIndex } from '../classes/class-index.js';
 import { fixedClassSource, type ClassSource } from '../classes/class-source.js';
-import { CLASS_KINDS } from '../classes/class-view.js';
+import { CLASS_KINDS } from '../classes/class-kinds.js';
 import { DenialEvents, type EventSink } from '../cluster/denial-events.js';
 import type { ServeOptions } from '../config/serve-options.js';
 import { packageVersion } from '../config/version.js';

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { devCertPaths } from '../../src/certs/dev-certs.js';
-import { CLAIM_LEASE_NAMES, CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
+import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
+import { CLAIM_WINDOW_MS, CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
@@ -25,7 +26,7 @@ import {
 } from './webhook.js';
 
 const NAMESPACE = 'snapshot-webhook';
-const LEASE = CLAIM_LEASE_NAMES.VolumeSnapshotClass;
+const LEASE = CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease;
 const ADMIN = 'e2e-admin';
 const DENY_LABEL = 'e2e-deny';
 

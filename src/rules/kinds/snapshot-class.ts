@@ -1,4 +1,4 @@
-import type { ClassKind } from '../../classes/class-view.js';
+import type { ClassKind } from '../../classes/class-kinds.js';
 import type { SnapshotClass } from '../../schemas/types.js';
 import { field, immutable, immutableOnceSet, type Check } from '../checks.js';
 import { defaultClassCheck } from '../default-class.js';
