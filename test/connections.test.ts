@@ -4,7 +4,9 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import t from 'tap';
-import { MAX_CONNECTIONS } from '../src/server/connection-limit.js';
+import { BOUNDS } from '../src/limits/bounds.js';
+
+const MAX_CONNECTIONS = BOUNDS.connections;
 import { startBuiltServer, type BuiltServer } from './helpers/built-server.js';
 import { httpsRequest } from './helpers/https.js';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
+import { BOUNDS } from '../src/limits/bounds.js';
 import {
   CLAIM_WINDOW_MS,
-  MAX_LIVE_CLAIMS,
   decideClaim,
   driverKey,
   readClaims,
@@ -49,7 +49,7 @@ for (const c of cases) {
 t.test('live claims are bounded: one more driver is refused, a held driver can still be retaken', async (t) => {
   const now = 1_000_000;
   const book = new Map<string, Claim>();
-  for (let i = 0; i < MAX_LIVE_CLAIMS; i++) {
+  for (let i = 0; i < BOUNDS.liveClaims; i++) {
     book.set(driverKey(`d${i}`), { driver: `d${i}`, class: `c${i}`, uid: '', resourceVersion: '', at: now - 1000 });
   }
   const wanted = { kind: 'VolumeSnapshotClass' as const, driver: 'new', class: 'n', uid: 'u', resourceVersion: '' };

@@ -8,7 +8,7 @@ import t from 'tap';
  * CLI sit on top and share everything below them.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['schemas'],
+  ['limits', 'schemas'],
   ['manifests', 'log'],
   ['classes'],
   ['rules'],

@@ -1,4 +1,5 @@
 import type { Decision } from '../rules/decide.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 export interface AdmissionStatus {
   readonly code: number;
@@ -19,9 +20,6 @@ export interface AdmissionReviewResponse {
   readonly response: AdmissionResponse;
 }
 
-/** Warnings stay short (docs/rules.md); kubectl prints each on its own line. */
-export const WARNING_MAX = 119;
-
 const REASONS: Readonly<Record<number, string>> = {
   400: 'BadRequest',
   500: 'InternalError',
@@ -29,7 +27,7 @@ const REASONS: Readonly<Record<number, string>> = {
 };
 
 function clip(warning: string): string {
-  return warning.length <= WARNING_MAX ? warning : `${warning.slice(0, WARNING_MAX - 3)}...`;
+  return warning.length <= BOUNDS.warningChars ? warning : `${warning.slice(0, BOUNDS.warningChars - 3)}...`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClassKind } from './class-kinds.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /**
  * The claims the replicas agree on (docs/cluster.md, "Agreement across replicas"): for each driver, the class
@@ -13,9 +14,6 @@ import type { ClassKind } from './class-kinds.js';
  * blocking after this long. It is also the longest a forged request can block a driver's default.
  */
 export const CLAIM_WINDOW_MS = 15_000;
-
-/** Live claims (younger than the window) a Lease may hold; beyond it new defaults are refused with 503. */
-export const MAX_LIVE_CLAIMS = 100;
 
 /** The Lease annotation that holds the claims, as JSON. */
 export const CLAIMS_ANNOTATION = 'snapshot-webhook.storage.k8s.io/default-claims';
@@ -34,12 +32,13 @@ export interface Claim {
 /** Claims by driver key (driverKey): one entry per driver, whatever its name's length. */
 export type ClaimBook = ReadonlyMap<string, Claim>;
 
+/** 128 bits of the hash: no two drivers of a cluster share a key. */
+const DRIVER_KEY_HEX = 32;
+
 /** The key of a driver in the book: a hash, so a driver name of any length costs the same few bytes. */
 export function driverKey(driver: string): string {
-  return createHash('sha256').update(driver).digest('hex').slice(0, 32);
+  return createHash('sha256').update(driver).digest('hex').slice(0, DRIVER_KEY_HEX);
 }
-
-const MAX_CLASS_NAME = 253;
 
 function isClaim(value: unknown): value is Claim {
   if (typeof value !== 'object' || value === null) return false;
@@ -129,12 +128,12 @@ export function decideClaim(book: ClaimBook, wanted: ClaimWanted, now: number, c
     return { outcome: 'held', by: held };
   }
   const live = new Map([...book].filter(([k, c]) => k !== key && now - c.at < CLAIM_WINDOW_MS && c.at <= now + CLAIM_WINDOW_MS));
-  if (live.size >= MAX_LIVE_CLAIMS) return { outcome: 'full' };
+  if (live.size >= BOUNDS.liveClaims) return { outcome: 'full' };
   live.set(key, {
-    driver: wanted.driver.slice(0, 63),
-    class: wanted.class.slice(0, MAX_CLASS_NAME),
-    uid: wanted.uid.slice(0, 64),
-    resourceVersion: wanted.resourceVersion.slice(0, 64),
+    driver: wanted.driver.slice(0, BOUNDS.driverChars),
+    class: wanted.class.slice(0, BOUNDS.nameChars),
+    uid: wanted.uid.slice(0, BOUNDS.idChars),
+    resourceVersion: wanted.resourceVersion.slice(0, BOUNDS.idChars),
     at: now,
   });
   return { outcome: 'take', book: live };

@@ -3,6 +3,7 @@ import { CLASS_KIND_FACTS, CLASS_KINDS, type ClassKind } from '../classes/class-
 import type { Logger } from '../log/logger.js';
 import { statusOf } from './apiserver-error.js';
 import type { ClassResource, ClassWatch, ClusterApi } from './cluster-api.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 export interface WatcherTiming {
   /** How often served API groups are listed again, so CRDs installed later are picked up. */
@@ -284,7 +285,7 @@ export class ClassWatchers {
     const status = statusOf(error);
     const message = error instanceof Error ? error.message : JSON.stringify(error);
     w.failures += 1;
-    w.problem = message.slice(0, 300);
+    w.problem = message.slice(0, BOUNDS.apiserverMessageChars);
     w.watch?.stop();
     w.watch = undefined;
     const delay = this.backoff(w.failures);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /** A Kubernetes core/v1 Event, the fields we set. */
 export interface DenialEvent {
@@ -72,7 +73,7 @@ function eventFor(outcome: ReviewOutcome, now: number): DenialEvent | undefined 
       ...(meta.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
     },
     reason: 'FailedValidation',
-    message: `update denied by snapshot-webhook: ${decision.denial.message}`.slice(0, 1024),
+    message: `update denied by snapshot-webhook: ${decision.denial.message}`.slice(0, BOUNDS.eventMessageChars),
     type: 'Warning',
     source: { component: 'snapshot-webhook' },
     reportingComponent: 'snapshot-webhook',

@@ -2,6 +2,7 @@ import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiserverError } from './apiserver-error.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /**
  * A plain JSON request to the apiserver, authenticated by client-node's KubeConfig (TLS, tokens, exec
@@ -63,7 +64,7 @@ export async function kubeExchange<T>(
         } catch {
           // Not a Status object: keep the text.
         }
-        const message = typeof answer.message === 'string' ? answer.message : text.slice(0, 300);
+        const message = typeof answer.message === 'string' ? answer.message : text.slice(0, BOUNDS.apiserverMessageChars);
         const reason = typeof answer.reason === 'string' ? answer.reason : undefined;
         reject(new ApiserverError(`${method} ${path}: HTTP ${status}: ${message}`, status, reason, date));
       });

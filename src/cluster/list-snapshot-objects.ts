@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { statusOf } from './apiserver-error.js';
 import { kubeRequest } from './kube-http.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /** What to list: one resource of one served version (from the route table). */
 export interface ListTarget {
@@ -15,9 +16,6 @@ export interface ServedVersion {
   readonly version: string;
   readonly resources: readonly string[];
 }
-
-/** Objects per list request: pages keep the memory of an audit flat whatever the cluster holds. */
-export const PAGE_SIZE = 500;
 
 interface ListAnswer {
   readonly items?: Record<string, unknown>[];
@@ -63,7 +61,7 @@ export async function* listPages(kc: KubeConfig, target: ListTarget): AsyncGener
   const apiVersion = `${target.group}/${target.version}`;
   let token: string | undefined;
   do {
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE), ...(token === undefined ? {} : { continue: token }) });
+    const query = new URLSearchParams({ limit: String(BOUNDS.pageSize), ...(token === undefined ? {} : { continue: token }) });
     const page = await kubeRequest<ListAnswer>(kc, 'GET', `/apis/${apiVersion}/${target.resource}?${query.toString()}`);
     yield (page.items ?? []).map((item) => ({ ...item, apiVersion, kind: target.kind }));
     token = page.metadata?.continue === '' ? undefined : page.metadata?.continue;

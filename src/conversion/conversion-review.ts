@@ -2,6 +2,7 @@ import { MalformedConversionReviewError } from '../admission/errors.js';
 import type { ConversionRequest, ConversionReview } from '../schemas/types.js';
 import { decoders, describeErrors } from '../schemas/validators.js';
 import { convertObject, isRecord } from './convert-object.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 export type { ConversionRequest };
 
@@ -43,7 +44,10 @@ export function reviewConversion(body: unknown, reparse: (text: string) => unkno
       : {
           uid: request.uid,
           convertedObjects: [],
-          result: { status: 'Failure', message: `cannot convert to ${request.desiredAPIVersion.slice(0, 100)}: ${failure}` },
+          result: {
+            status: 'Failure',
+            message: `cannot convert to ${request.desiredAPIVersion.slice(0, BOUNDS.echoChars)}: ${failure}`,
+          },
         };
   const field = (o: unknown, key: string): string => (isRecord(o) && typeof o[key] === 'string' ? (o[key] as string) : '');
   return {

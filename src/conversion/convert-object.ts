@@ -1,3 +1,4 @@
+import { BOUNDS } from '../limits/bounds.js';
 /**
  * CRD conversion for the group snapshot API (groupsnapshot.storage.k8s.io v1beta1, v1beta2, v1). Only
  * VolumeGroupSnapshotContent's status changed shape: v1beta1 lists `volumeSnapshotHandlePairList`
@@ -21,9 +22,9 @@ const versionOf = (apiVersion: unknown): Version | undefined =>
 
 /** `kind name` for messages, bounded. */
 export function describeObject(object: unknown): string {
-  const kind = isRecord(object) && typeof object.kind === 'string' ? object.kind.slice(0, 60) : 'object';
+  const kind = isRecord(object) && typeof object.kind === 'string' ? object.kind.slice(0, BOUNDS.kindChars) : 'object';
   const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
-  const name = typeof metadata.name === 'string' ? metadata.name.slice(0, 253) : '(no name)';
+  const name = typeof metadata.name === 'string' ? metadata.name.slice(0, BOUNDS.nameChars) : '(no name)';
   return `${kind} ${name}`;
 }
 
@@ -53,7 +54,9 @@ function annotatedList(value: string, reparse: (text: string) => unknown): { ent
   try {
     parsed = reparse(value);
   } catch (error) {
-    return { problem: `annotation ${INFO_LIST_ANNOTATION} is not JSON: ${(error as Error).message.slice(0, 200)}` };
+    return {
+      problem: `annotation ${INFO_LIST_ANNOTATION} is not JSON: ${(error as Error).message.slice(0, BOUNDS.parseErrorChars)}`,
+    };
   }
   if (!Array.isArray(parsed) || !parsed.every(isRecord)) {
     return { problem: `annotation ${INFO_LIST_ANNOTATION} is not a list of entries` };
@@ -120,10 +123,14 @@ export function convertObject(object: unknown, desiredAPIVersion: string, repars
   const from = versionOf(object.apiVersion);
   const to = versionOf(desiredAPIVersion);
   if (from === undefined)
-    return { ok: false, message: `${what}: cannot convert from apiVersion ${String(object.apiVersion).slice(0, 100)}` };
-  if (to === undefined) return { ok: false, message: `${what}: cannot convert to apiVersion ${desiredAPIVersion.slice(0, 100)}` };
+    return {
+      ok: false,
+      message: `${what}: cannot convert from apiVersion ${String(object.apiVersion).slice(0, BOUNDS.echoChars)}`,
+    };
+  if (to === undefined)
+    return { ok: false, message: `${what}: cannot convert to apiVersion ${desiredAPIVersion.slice(0, BOUNDS.echoChars)}` };
   if (!CONVERSION_KINDS.some((k) => k === object.kind))
-    return { ok: false, message: `${what}: kind ${String(object.kind).slice(0, 60)} is not converted here` };
+    return { ok: false, message: `${what}: kind ${String(object.kind).slice(0, BOUNDS.kindChars)} is not converted here` };
   const retyped = { ...object, apiVersion: desiredAPIVersion };
   if (object.kind !== 'VolumeGroupSnapshotContent' || (from === 'v1beta1') === (to === 'v1beta1'))
     return { ok: true, object: retyped };

@@ -1,5 +1,4 @@
-/** Values longer than this are cut in debug logs: enough to recognise, not enough to flood. */
-const MAX_STRING = 200;
+import { BOUNDS } from '../limits/bounds.js';
 /** Keys whose values look like secrets. */
 const SECRET_KEY = /secret|token|password|passwd|pwd|credential|private|apikey|api-key|authorization|connectionstring|key$/i;
 /**
@@ -22,14 +21,14 @@ const SECRET_TEXT: readonly [RegExp, string][] = [
 function redactText(text: string): string {
   let out = text;
   for (const [pattern, replacement] of SECRET_TEXT) out = out.replace(pattern, replacement);
-  return out.length > MAX_STRING ? `${out.slice(0, MAX_STRING)}...(${text.length} chars)` : out;
+  return out.length > BOUNDS.logStringChars ? `${out.slice(0, BOUNDS.logStringChars)}...(${text.length} chars)` : out;
 }
 
 function withheld(inner: unknown): unknown {
   if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) return '[redacted]';
   return Object.fromEntries(
     Object.keys(inner)
-      .slice(0, 50)
+      .slice(0, BOUNDS.logItems)
       .map((k) => [k, '[redacted]']),
   );
 }
@@ -49,8 +48,8 @@ function redactEntry(key: string, inner: unknown, depth: number): unknown {
 export function redactForLog(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactText(value);
   if (typeof value !== 'object' || value === null) return value;
-  if (depth > 12) return '[too deep]';
-  if (Array.isArray(value)) return value.slice(0, 50).map((v) => redactForLog(v, depth + 1));
+  if (depth > BOUNDS.logDepth) return '[too deep]';
+  if (Array.isArray(value)) return value.slice(0, BOUNDS.logItems).map((v) => redactForLog(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
     Object.defineProperty(out, key, {

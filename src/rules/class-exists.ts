@@ -2,6 +2,7 @@ import type { ClassKind } from '../classes/class-kinds.js';
 import type { Check, Field } from './checks.js';
 import { warn } from './finding.js';
 import { sameValue } from './values.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /**
  * A snapshot that names a class the cache does not know will wait forever for it; say so, but allow: the
@@ -13,7 +14,7 @@ export function classExistsWarning<T>(kind: ClassKind, className: Field<T>): Che
     if (typeof name !== 'string' || name === '') return undefined;
     if (oldObject !== undefined && sameValue(className.get(oldObject), name)) return undefined;
     if (classes.exists(kind, name) !== false) return undefined;
-    const shown = name.length > 63 ? `${name.slice(0, 60)}...` : name;
+    const shown = name.length > BOUNDS.classNameShownChars ? `${name.slice(0, BOUNDS.classNameShownChars - 3)}...` : name;
     return warn('class-not-found', `${kind} ${shown} does not exist (yet); the snapshot waits until it does`);
   };
 }

@@ -4,13 +4,14 @@ import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
 import { shown } from './values.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /** Values people write meaning "true" that the snapshot-controller does not take as a default. */
 const NEAR_MISS = /^\s*(true|yes|y|on|1|enabled?)\s*$/i;
 
 function nearMissWarning(kind: ClassKind, value: string | undefined): Finding | undefined {
   if (value === undefined || value === 'true' || !NEAR_MISS.test(value)) return undefined;
-  const shown = value.length > 12 ? `${value.slice(0, 12)}...` : value;
+  const shown = value.length > BOUNDS.nearMissChars ? `${value.slice(0, BOUNDS.nearMissChars)}...` : value;
   return warn(
     'default-annotation-near-miss',
     `is-default-class is ${JSON.stringify(shown)}, not "true": this ${kind} is NOT a default`,

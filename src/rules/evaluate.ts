@@ -3,6 +3,7 @@ import { describeErrors } from '../schemas/validators.js';
 import { runChecks, type CheckContext, type Operation, type RuleOptions } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
 import { findRoute, type Route } from './table.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /** The parts of an admission request the rules read; also built by the offline CLI from manifests. */
 export interface RuleRequest {
@@ -45,7 +46,12 @@ export function evaluate(request: RuleRequest, classes: ClassView, options: Rule
     const what = `${resource}.${version}${group === '' ? '' : `.${group}`}`;
     return {
       route,
-      findings: [warn('unhandled-resource', `snapshot-webhook does not check ${what.slice(0, 80)}; allowed unchecked`)],
+      findings: [
+        warn(
+          'unhandled-resource',
+          `snapshot-webhook does not check ${what.slice(0, BOUNDS.unhandledResourceChars)}; allowed unchecked`,
+        ),
+      ],
     };
   }
   const operation: Operation = request.operation;

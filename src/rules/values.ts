@@ -1,3 +1,4 @@
+import { BOUNDS } from '../limits/bounds.js';
 /**
  * The notion of equality of docs/rules.md: a field is set when present and not null; `""` and `[]` are set;
  * absent and null are the same, at every depth.
@@ -27,15 +28,9 @@ export function own(record: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-/**
- * The longest text a message or log line echoes from a request. Kubernetes names are at most 253 characters, so
- * real names are shown whole; a longer value is cut, with its length, so that an answer stays small.
- */
-export const SHOWN_MAX = 256;
-
-/** A request-controlled text as a message shows it: whole up to SHOWN_MAX characters, else cut with its length. */
+/** A request-controlled text as a message shows it: whole up to BOUNDS.shownChars characters, else cut with its length. */
 export function shown(text: string): string {
-  return text.length <= SHOWN_MAX ? text : `${text.slice(0, SHOWN_MAX)}...(${text.length} characters)`;
+  return text.length <= BOUNDS.shownChars ? text : `${text.slice(0, BOUNDS.shownChars)}...(${text.length} characters)`;
 }
 
 /** Renders a value for a message the way a user wrote it: strings bare, structures as compact JSON, bounded. */

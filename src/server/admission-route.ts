@@ -7,9 +7,6 @@ import { logDecision } from './decision-log.js';
 import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
 
-/** An AdmissionReview carries the object and the old object; the apiserver caps each near 3 MiB. */
-export const BODY_LIMIT = 7 * 1024 * 1024;
-
 /** Admission paths: ours, and upstream's two so existing webhook configurations keep working. */
 export const ADMISSION_PATHS = ['/validate', '/volumesnapshot', '/volumegroupsnapshot'] as const;
 

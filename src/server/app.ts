@@ -3,11 +3,12 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
-import { admissionRoutes, BODY_LIMIT, type AdmissionRouteOptions } from './admission-route.js';
+import { admissionRoutes, type AdmissionRouteOptions } from './admission-route.js';
 import { limitConnections } from './connection-limit.js';
 import { conversionRoutes } from './conversion-route.js';
 import { asWebhookError, errorBody } from './error-body.js';
 import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 /**
  * Longer than the apiserver's idle connection timeout (Go's http.Transport IdleConnTimeout, 90 s), so the
@@ -74,7 +75,7 @@ function createFastify(tls: AppOptions['tls']): FastifyInstance {
   const options = {
     // Our own line per decision replaces fastify's two lines per request.
     logger: false,
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: BOUNDS.bodyBytes,
     keepAliveTimeout: KEEP_ALIVE_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Requests that arrive while closing are still answered: a 503 would fail an apiserver call.
@@ -109,14 +110,18 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const error = asWebhookError(raw, request);
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     metrics?.malformedRequest(statusCode >= 500 ? 'SW_ERROR' : (error.code ?? 'SW_ERROR'));
-    if (statusCode >= 500) logger.error({ err: error, url: request.url.slice(0, 100) }, 'unexpected error answering a request');
+    if (statusCode >= 500)
+      logger.error({ err: error, url: request.url.slice(0, BOUNDS.echoChars) }, 'unexpected error answering a request');
     else
-      logger.debug({ code: error.code, url: request.url.slice(0, 100), message: error.message }, 'rejected a malformed request');
+      logger.debug(
+        { code: error.code, url: request.url.slice(0, BOUNDS.echoChars), message: error.message },
+        'rejected a malformed request',
+      );
     return reply.code(statusCode).send(errorBody(error, statusCode));
   });
   // An unknown path is answered by the same handler, as the coded 404.
   app.setNotFoundHandler(async (request) => {
-    throw new NotFoundError(request.method, request.url.slice(0, 100));
+    throw new NotFoundError(request.method, request.url.slice(0, BOUNDS.echoChars));
   });
   if (closing !== undefined) {
     app.addHook('onSend', (_request, reply, payload, done) => {
@@ -176,7 +181,10 @@ function refuseUnknownClients(server: TlsServer, tls: NonNullable<AppOptions['tl
     const names = clientNames(socket);
     if (names.some((n) => allowed.has(n))) return;
     options.metrics?.clientRefused('name');
-    options.logger.debug({ names: names.slice(0, 5) }, 'refused a client certificate whose names are not allowed');
+    options.logger.debug(
+      { names: names.slice(0, BOUNDS.clientNamesLogged) },
+      'refused a client certificate whose names are not allowed',
+    );
     socket.destroy();
   });
 }

@@ -1,14 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-
-/**
- * Connections held at most. Each costs about 40-70 KB (TLS and socket buffers, docs/reliability.md); 500 of
- * them fit beside the 64 MB heap in the 192 Mi container limit. The apiserver needs a handful per replica.
- */
-export const MAX_CONNECTIONS = 500;
-
-/** Connections still in their TLS handshake, at most: refused past it (each is cut after 4 s anyway). */
-export const MAX_HANDSHAKES = 200;
+import { BOUNDS } from '../limits/bounds.js';
 
 export interface ConnectionCounts {
   open(): number;
@@ -21,10 +13,10 @@ export interface ConnectionCounts {
  * instead, so a flood of idle or slow connections would starve the kubelet's probes and the apiserver; it is
  * kept only as the backstop for connections still in their handshake.
  */
-export function limitConnections(server: Server, secure: boolean, max = MAX_CONNECTIONS): ConnectionCounts {
+export function limitConnections(server: Server, secure: boolean, max: number = BOUNDS.connections): ConnectionCounts {
   const open = new Set<Socket>();
   let evicted = 0;
-  server.maxConnections = max + MAX_HANDSHAKES;
+  server.maxConnections = max + BOUNDS.handshakes;
   server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => open.delete(socket));

@@ -5,6 +5,7 @@ import { parseLossless } from '../conversion/lossless-json.js';
 import type { Logger } from '../log/logger.js';
 import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 export interface ConversionRouteOptions {
   readonly logger: Logger;
@@ -27,8 +28,8 @@ export function conversionRoutes(app: FastifyInstance, options: ConversionRouteO
       const durationMs = performance.now() - request.bodyReceivedAt;
       metrics?.observeConversion(outcome, durationMs);
       const line = {
-        uid: outcome.request.uid.slice(0, 100),
-        to: outcome.request.desiredAPIVersion.slice(0, 100),
+        uid: outcome.request.uid.slice(0, BOUNDS.echoChars),
+        to: outcome.request.desiredAPIVersion.slice(0, BOUNDS.echoChars),
         objects: outcome.request.objects.length,
       };
       if (outcome.failure !== undefined) logger.warn({ ...line, reason: outcome.failure }, 'conversion failed');

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { BodyTooLargeError, NotFoundError, UnsupportedMediaTypeError } from '../admission/errors.js';
-import { BODY_LIMIT } from './admission-route.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 const TITLES: Readonly<Record<number, string>> = {
   404: 'Not Found',
@@ -19,12 +19,12 @@ export function errorBody(error: FastifyError, statusCode: number): Record<strin
  * instead. A request to an unknown path is a 404 whatever its body, never a 415 from reading that body.
  */
 export function asWebhookError(error: FastifyError, request: FastifyRequest): FastifyError {
-  if (request.is404) return new NotFoundError(request.method, request.url.slice(0, 100));
+  if (request.is404) return new NotFoundError(request.method, request.url.slice(0, BOUNDS.echoChars));
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaTypeError((request.headers['content-type'] ?? '(none)').slice(0, 100));
+      return new UnsupportedMediaTypeError((request.headers['content-type'] ?? '(none)').slice(0, BOUNDS.echoChars));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new BodyTooLargeError(String(BODY_LIMIT));
+      return new BodyTooLargeError(String(BOUNDS.bodyBytes));
     default:
       return error;
   }

@@ -1,13 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
 import { EmptyBodyError, NotJsonError, NotUtf8Error, TooComplexError } from '../admission/errors.js';
+import { BOUNDS } from '../limits/bounds.js';
 
-/**
- * The most objects and arrays a body may hold. Within the 7 MiB body limit, a body of empty objects (`[{},{},…]`)
- * parses into millions of objects, which exceed the heap the Deployment allows (`--max-old-space-size=64`) and
- * end the process; 100,000 parse into a few MB (docs/reliability.md).
- */
-export const MAX_CONTAINERS = 100_000;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -15,7 +10,7 @@ const OPEN_BRACKET = 0x5b;
 
 /** Counts `{` and `[` outside strings, stopping past the bound. A body under 2 bytes per container cannot exceed it. */
 function tooManyContainers(body: Buffer): boolean {
-  if (body.length <= 2 * MAX_CONTAINERS) return false;
+  if (body.length <= 2 * BOUNDS.jsonContainers) return false;
   let inString = false;
   let count = 0;
   for (let i = 0; i < body.length; i++) {
@@ -25,7 +20,7 @@ function tooManyContainers(body: Buffer): boolean {
       else if (byte === QUOTE) inString = false;
     } else if (byte === QUOTE) {
       inString = true;
-    } else if ((byte === OPEN_BRACE || byte === OPEN_BRACKET) && ++count > MAX_CONTAINERS) {
+    } else if ((byte === OPEN_BRACE || byte === OPEN_BRACKET) && ++count > BOUNDS.jsonContainers) {
       return true;
     }
   }
@@ -39,7 +34,7 @@ function tooManyContainers(body: Buffer): boolean {
 export function readJsonBody(body: Buffer, parse: (text: string) => unknown = JSON.parse): unknown {
   if (body.length === 0) throw new EmptyBodyError();
   if (!isUtf8(body)) throw new NotUtf8Error();
-  if (tooManyContainers(body)) throw new TooComplexError(String(MAX_CONTAINERS));
+  if (tooManyContainers(body)) throw new TooComplexError(String(BOUNDS.jsonContainers));
   try {
     return parse(body.toString('utf8'));
   } catch (error) {

@@ -1,11 +1,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReviewOutcome } from '../admission/review.js';
 import { packageVersion } from '../config/version.js';
-import { MAX_CONNECTIONS, type ConnectionCounts } from './connection-limit.js';
+import type { ConnectionCounts } from './connection-limit.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
 import { CLASS_KINDS, type ClassKind } from '../classes/class-kinds.js';
+import { BOUNDS } from '../limits/bounds.js';
 
 const PREFIX = 'snapshot_webhook_';
 
@@ -22,9 +23,6 @@ export interface MetricSources {
   /** Drivers with a default class, and how many defaults each has (the cache's view). */
   readonly defaultCounts?: (kind: ClassKind) => ReadonlyMap<string, number>;
 }
-
-/** Series of `default_classes` per kind: the drivers with the most defaults first, so a double default always shows. */
-export const MAX_DRIVER_SERIES = 100;
 
 type CacheEntry = ReturnType<CacheStatus['status']>[number];
 
@@ -165,7 +163,7 @@ export class WebhookMetrics {
     const { defaultCounts } = sources;
     new Gauge({
       name: `${PREFIX}default_classes`,
-      help: `Classes that are a default for their driver, by kind and driver, from the cache (at most ${MAX_DRIVER_SERIES} drivers per kind, the most defaults first). Above 1, new snapshots that name no class fail.`,
+      help: `Classes that are a default for their driver, by kind and driver, from the cache (at most ${BOUNDS.driverSeries} drivers per kind, the most defaults first). Above 1, new snapshots that name no class fail.`,
       labelNames: ['kind', 'driver'] as const,
       registers: [this.registry],
       collect() {
@@ -173,15 +171,15 @@ export class WebhookMetrics {
         if (defaultCounts === undefined) return;
         for (const kind of CLASS_KINDS) {
           const counts = [...defaultCounts(kind)].sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
-          for (const [driver, count] of counts.slice(0, MAX_DRIVER_SERIES))
-            this.set({ kind, driver: driver.slice(0, 63) }, count);
+          for (const [driver, count] of counts.slice(0, BOUNDS.driverSeries))
+            this.set({ kind, driver: driver.slice(0, BOUNDS.driverChars) }, count);
         }
       },
     });
     const connections = (): ConnectionCounts | undefined => this.connections;
     new Gauge({
       name: `${PREFIX}connections`,
-      help: `Open connections to the HTTPS port (at most ${MAX_CONNECTIONS}; past it idle ones, then the oldest, are closed).`,
+      help: `Open connections to the HTTPS port (at most ${BOUNDS.connections}; past it idle ones, then the oldest, are closed).`,
       registers: [this.registry],
       collect() {
         this.set(connections()?.open() ?? 0);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { PAGE_SIZE } from '../../src/cluster/list-snapshot-objects.js';
+import { BOUNDS } from '../../src/limits/bounds.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
@@ -17,7 +17,7 @@ import { stopAll } from './processes.js';
 import { klass, NS, snapshotObjects, VGSCLASS, VS, VSC, VSCLASS } from './snapshot-objects.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
-const SNAPSHOTS = PAGE_SIZE * 2 + 1;
+const SNAPSHOTS = BOUNDS.pageSize * 2 + 1;
 /** The object that predates the webhook and that it would deny, and the start of its finding. */
 const defect = kube.celLive
   ? {
