@@ -101,7 +101,6 @@ export class ClassWatchers {
     private readonly logger: Logger,
     private readonly timing: WatcherTiming = DEFAULT_TIMING,
     private readonly now: () => number = Date.now,
-    private readonly random: () => number = Math.random,
   ) {}
 
   async start(): Promise<void> {
@@ -185,7 +184,7 @@ export class ClassWatchers {
 
   private backoff(failures: number): number {
     const base = Math.min(this.timing.backoffMaxMs, this.timing.backoffBaseMs * 2 ** Math.max(0, failures - 1));
-    return Math.round(base * (0.8 + 0.4 * this.random()));
+    return Math.round(base * (0.8 + 0.4 * Math.random()));
   }
 
   /** Lists the served groups and starts or stops watches to match. Never throws. */

@@ -110,17 +110,27 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
       }
       if (answer.outcome === 'full') return this.unavailable(write, `the Lease ${name} holds too many recent claims`);
       if (dryRun) return RECORDED;
-      try {
-        const rest = Math.max(1, deadline - this.now());
-        await withDeadline(this.options.store.write(this.leaseWith(name, lease, answer.book, now), rest), rest);
-        return RECORDED;
-      } catch (error) {
-        const status = statusOf(error);
-        // 409: another replica wrote first (or created the Lease): read again and decide again.
-        if (status !== 409) return this.unavailable(write, this.problem(lease === undefined ? 'create' : 'update', error));
-      }
+      const written = await this.record(write, this.leaseWith(name, lease, answer.book, now), lease === undefined, deadline);
+      if (written !== 'conflict') return written;
     }
     return this.unavailable(write, `the Lease ${name} changed under ${MAX_ATTEMPTS} attempts in a row`);
+  }
+
+  /** Writes the Lease; a 409 (another replica wrote first, or created it) means read again and decide again. */
+  private async record(
+    write: AdmittedClass,
+    lease: Lease,
+    creating: boolean,
+    deadline: number,
+  ): Promise<ClaimAnswer | 'conflict'> {
+    try {
+      const rest = Math.max(1, deadline - this.now());
+      await withDeadline(this.options.store.write(lease, rest), rest);
+      return RECORDED;
+    } catch (error) {
+      if (statusOf(error) === 409) return 'conflict';
+      return this.unavailable(write, this.problem(creating ? 'create' : 'update', error));
+    }
   }
 
   private leaseWith(name: string, lease: Lease | undefined, book: ClaimBook, now: number): Lease {
