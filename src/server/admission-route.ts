@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { EmptyBodyError } from '../admission/errors.js';
 import { reviewAdmission, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
@@ -30,30 +31,34 @@ declare module 'fastify' {
  * accepts), reviewed, logged, counted and answered. The apiserver appends `?timeout=5s`; fastify routes
  * without the query.
  */
-export function admissionRoutes(app: FastifyInstance, options: AdmissionRouteOptions): void {
-  const { review, logger, metrics, onDecision } = options;
-  app.decorateRequest('bodyReceivedAt', 0);
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser());
-  for (const url of ADMISSION_PATHS) {
-    app.post(url, {
-      // In flight from the headers to the answer, or to the client going away: 'close' comes once either way.
-      onRequest: (_request, reply, done) => {
-        if (metrics !== undefined) {
-          metrics.inFlight.inc();
-          reply.raw.once('close', () => metrics.inFlight.dec());
-        }
-        done();
-      },
-      handler: async (request) => {
-        if (request.body === undefined) throw new EmptyBodyError();
-        const outcome = await reviewAdmission(request.body, review);
-        const durationMs = performance.now() - request.bodyReceivedAt;
-        logDecision(logger, outcome, durationMs);
-        metrics?.observe(outcome, durationMs);
-        onDecision?.(outcome, durationMs);
-        return outcome.body;
-      },
-    });
-  }
-}
+export const admissionRoutes = fp(
+  async (app: FastifyInstance, options: AdmissionRouteOptions) => {
+    const { review, logger, metrics, onDecision } = options;
+    app.decorateRequest('bodyReceivedAt', 0);
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser());
+    for (const url of ADMISSION_PATHS) {
+      app.post(url, {
+        // In flight from the headers to the answer, or to the client going away: 'close' comes once either way.
+        onRequest: (_request, reply, done) => {
+          if (metrics !== undefined) {
+            metrics.inFlight.inc();
+            reply.raw.once('close', () => metrics.inFlight.dec());
+          }
+          done();
+        },
+        handler: async (request) => {
+          if (request.body === undefined) throw new EmptyBodyError();
+          const outcome = await reviewAdmission(request.body, review);
+          const durationMs = performance.now() - request.bodyReceivedAt;
+          logDecision(logger, outcome, durationMs);
+          metrics?.observe(outcome, durationMs);
+          onDecision?.(outcome, durationMs);
+          return outcome.body;
+        },
+      });
+    }
+  },
+  // Not encapsulated: the body parser it sets is the only one, for every route of the server.
+  { name: 'admission-routes', fastify: '5.x' },
+);

@@ -129,14 +129,18 @@ export function buildApp(options: AppOptions): FastifyInstance {
       done(null, payload);
     });
   }
-  admissionRoutes(app, options);
-  conversionRoutes(app, options);
-  probeRoutes(app, readiness, metrics);
+  void app.register(admissionRoutes, options);
+  // Its own scope: its body is read losslessly.
+  void app.register(conversionRoutes, options);
+  void app.register(probeRoutes, { readiness, metrics });
   return app;
 }
 
 /** /healthz, /readyz and /metrics: on the HTTPS port, and on the plain probe port when there is one. */
-function probeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AppOptions['metrics']): void {
+async function probeRoutes(
+  app: FastifyInstance,
+  { readiness, metrics }: { readonly readiness: Readiness; readonly metrics: AppOptions['metrics'] },
+): Promise<void> {
   if (metrics !== undefined) {
     app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
   }
@@ -157,7 +161,7 @@ function probeRoutes(app: FastifyInstance, readiness: Readiness, metrics: AppOpt
  */
 export function buildProbeApp(readiness: Readiness, metrics: AppOptions['metrics']): FastifyInstance {
   const app = Fastify({ logger: false, exposeHeadRoutes: false, schemaController: NO_ROUTE_SCHEMAS, http: CONNECTION_LIMITS });
-  probeRoutes(app, readiness, metrics);
+  void app.register(probeRoutes, { readiness, metrics });
   return app;
 }
 

@@ -17,24 +17,22 @@ export interface ConversionRouteOptions {
  * losslessly (int64 values beyond 2^53 kept digit for digit) while admission keeps plain JSON.parse. The same
  * content type, body limit, TLS and error answers as admission; it never runs the admission rules.
  */
-export function conversionRoutes(app: FastifyInstance, options: ConversionRouteOptions): void {
+export async function conversionRoutes(scope: FastifyInstance, options: ConversionRouteOptions): Promise<void> {
   const { logger, metrics } = options;
-  app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseLossless));
-    scope.post('/convert', async (request) => {
-      if (request.body === undefined) throw new EmptyBodyError();
-      const outcome = reviewConversion(request.body, parseLossless);
-      const durationMs = performance.now() - request.bodyReceivedAt;
-      metrics?.observeConversion(outcome, durationMs);
-      const line = {
-        uid: outcome.request.uid.slice(0, BOUNDS.echoChars),
-        to: outcome.request.desiredAPIVersion.slice(0, BOUNDS.echoChars),
-        objects: outcome.request.objects.length,
-      };
-      if (outcome.failure !== undefined) logger.warn({ ...line, reason: outcome.failure }, 'conversion failed');
-      else logger.debug(line, 'converted');
-      return outcome.body;
-    });
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(parseLossless));
+  scope.post('/convert', async (request) => {
+    if (request.body === undefined) throw new EmptyBodyError();
+    const outcome = reviewConversion(request.body, parseLossless);
+    const durationMs = performance.now() - request.bodyReceivedAt;
+    metrics?.observeConversion(outcome, durationMs);
+    const line = {
+      uid: outcome.request.uid.slice(0, BOUNDS.echoChars),
+      to: outcome.request.desiredAPIVersion.slice(0, BOUNDS.echoChars),
+      objects: outcome.request.objects.length,
+    };
+    if (outcome.failure !== undefined) logger.warn({ ...line, reason: outcome.failure }, 'conversion failed');
+    else logger.debug(line, 'converted');
+    return outcome.body;
   });
 }
