@@ -68,9 +68,17 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
   }
 
   async claim(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer> {
+    const answer = await this.claimQueued(write, dryRun);
+    if (answer.outcome === 'unavailable')
+      this.options.logger.warn({ kind: write.kind, reason: answer.reason }, 'default-class claim not recorded; denied with 503');
+    return answer;
+  }
+
+  /** One claim at a time per kind on this replica, within the claim budget. */
+  private async claimQueued(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer> {
     const { kind } = write;
     const deadline = this.now() + CLAIM_BUDGET_MS;
-    if (this.waiting >= MAX_WAITING) return this.unavailable(write, `${MAX_WAITING} default-class writes are already waiting`);
+    if (this.waiting >= MAX_WAITING) return unavailable(`${MAX_WAITING} default-class writes are already waiting`);
     this.waiting += 1;
     const previous = this.tails.get(kind) ?? Promise.resolve();
     let release = (): void => undefined;
@@ -92,15 +100,15 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     const name = CLASS_KIND_FACTS[kind].claimLease;
     const wanted = claimOf(write);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      if (!this.options.healthy(kind)) return this.unavailable(write, `the ${kind} cache is not synced with a healthy watch`);
+      if (!this.options.healthy(kind)) return unavailable(`the ${kind} cache is not synced with a healthy watch`);
       const left = deadline - this.now();
-      if (left <= 0) return this.unavailable(write, `no answer from the apiserver within ${CLAIM_BUDGET_MS} ms`);
+      if (left <= 0) return unavailable(`no answer from the apiserver within ${CLAIM_BUDGET_MS} ms`);
       let lease: Lease | undefined;
       let now: number;
       try {
         ({ lease, now } = await withDeadline(this.options.store.read(name, left), left));
       } catch (error) {
-        return this.unavailable(write, this.problem('get', error));
+        return unavailable(this.problem('get', error));
       }
       const book = readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]);
       const answer = decideClaim(book, wanted, now, this.options.index.cacheView(kind));
@@ -108,28 +116,23 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
         const replica = lease?.spec?.holderIdentity;
         return { outcome: 'held', by: answer.by.class, since: answer.by.at, now, ...(replica ? { replica } : {}) };
       }
-      if (answer.outcome === 'full') return this.unavailable(write, `the Lease ${name} holds too many recent claims`);
+      if (answer.outcome === 'full') return unavailable(`the Lease ${name} holds too many recent claims`);
       if (dryRun) return RECORDED;
-      const written = await this.record(write, this.leaseWith(name, lease, answer.book, now), lease === undefined, deadline);
+      const written = await this.record(this.leaseWith(name, lease, answer.book, now), lease === undefined, deadline);
       if (written !== 'conflict') return written;
     }
-    return this.unavailable(write, `the Lease ${name} changed under ${MAX_ATTEMPTS} attempts in a row`);
+    return unavailable(`the Lease ${name} changed under ${MAX_ATTEMPTS} attempts in a row`);
   }
 
   /** Writes the Lease; a 409 (another replica wrote first, or created it) means read again and decide again. */
-  private async record(
-    write: AdmittedClass,
-    lease: Lease,
-    creating: boolean,
-    deadline: number,
-  ): Promise<ClaimAnswer | 'conflict'> {
+  private async record(lease: Lease, creating: boolean, deadline: number): Promise<ClaimAnswer | 'conflict'> {
     try {
       const rest = Math.max(1, deadline - this.now());
       await withDeadline(this.options.store.write(lease, rest), rest);
       return RECORDED;
     } catch (error) {
       if (statusOf(error) === 409) return 'conflict';
-      return this.unavailable(write, this.problem(creating ? 'create' : 'update', error));
+      return unavailable(this.problem(creating ? 'create' : 'update', error));
     }
   }
 
@@ -151,14 +154,10 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     if (statusOf(error) === 403) return `the webhook may not ${verb} ${where} (RBAC: grant get, create and update)`;
     return `cannot ${verb} ${where}: ${error instanceof Error ? error.message : String(error)}`;
   }
-
-  private unavailable(write: AdmittedClass, reason: string): ClaimAnswer {
-    this.options.logger.warn({ kind: write.kind, reason }, 'default-class claim not recorded; denied with 503');
-    return { outcome: 'unavailable', reason };
-  }
 }
 
 const RECORDED: ClaimAnswer = { outcome: 'recorded' };
+const unavailable = (reason: string): ClaimAnswer => ({ outcome: 'unavailable', reason });
 
 /** What the write claims: the driver, and the class as the request names it. */
 function claimOf({ kind, object }: AdmittedClass): ClaimWanted {

@@ -1,6 +1,4 @@
 import type { ClassView } from '../classes/class-view.js';
-import { isDefaultClass } from '../classes/default-annotation.js';
-import type { SnapshotClass } from '../schemas/types.js';
 import type { RuleOptions } from './checks.js';
 import { decide, type Decision, type ModeSettings } from './decide.js';
 import { claimFinding, type AdmittedClass, type DefaultAgreement } from './default-claim.js';
@@ -33,8 +31,7 @@ export async function decideRequest(
   settings: ReviewSettings,
 ): Promise<Verdict> {
   const dryRun = request.dryRun === true;
-  const { route, findings } = safeEvaluate(request, settings);
-  const write = classWrite(request, route);
+  const { route, findings, write } = safeEvaluate(request, settings);
   const { agreement } = settings;
   const claim =
     write?.becomesDefault === true && agreement !== undefined
@@ -42,7 +39,7 @@ export async function decideRequest(
       : undefined;
   const decision = await decide(findings, settings.modes, claim);
   if (decision.allowed && !dryRun && write !== undefined) settings.admitted?.(write);
-  return { evaluation: { route, findings: decision.findings }, decision };
+  return { evaluation: { route, findings: decision.findings, write }, decision };
 }
 
 /**
@@ -54,21 +51,10 @@ function safeEvaluate(request: RuleRequest, settings: ReviewSettings): Evaluatio
     return evaluate(request, settings.classes, settings.options);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { route: undefined, findings: [deny('object-undecodable', `cannot check this object: ${reason}`, { code: 500 })] };
+    return {
+      route: undefined,
+      findings: [deny('object-undecodable', `cannot check this object: ${reason}`, { code: 500 })],
+      write: undefined,
+    };
   }
-}
-
-/** The class this request writes, if it is a class write at all. */
-function classWrite(request: RuleRequest, route: Evaluation['route']): AdmittedClass | undefined {
-  const kind = route?.classKind;
-  if (route === undefined || kind === undefined) return undefined;
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
-  // Only an object that really is a class (warn mode may have let an undecodable one through).
-  if (!route.decode(request.object)) return undefined;
-  const object = request.object as SnapshotClass;
-  // An old object that is not a class (denied, or let through by warn mode) made no default.
-  const old =
-    request.operation === 'UPDATE' && route.decode(request.oldObject) ? (request.oldObject as SnapshotClass) : undefined;
-  const wasDefault = old !== undefined && isDefaultClass(kind, old) && old.driver === object.driver;
-  return { kind, object, becomesDefault: isDefaultClass(kind, object) && !wasDefault };
 }
