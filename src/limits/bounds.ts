@@ -1,6 +1,6 @@
 /**
  * Every size, count and length limit on what a request (or a cluster) controls, named once with its reason.
- * docs/reliability.md ("Bounds") lists them; test/bounds.test.ts keeps that list and this one equal, and keeps
+ * docs/reliability.md ("Bounds") lists them; test/unit/bounds.test.ts keeps that list and this one equal, and keeps
  * numeric `.slice(0, N)` out of src/.
  */
 export const BOUNDS = {

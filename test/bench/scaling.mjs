@@ -2,15 +2,10 @@
 // (reviewAdmission of a VolumeSnapshotClass create that needs the default-class check), in process.
 import { reviewAdmission } from '../../dist/admission/review.js';
 import { ClassIndex } from '../../dist/classes/class-index.js';
+import { admissionReview, SNAPSHOT_CLASS_V1 } from '../helpers/review.mjs';
 
-const review = (name, driver) => ({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid: 'u',
-    kind: { group: 'snapshot.storage.k8s.io', version: 'v1', kind: 'VolumeSnapshotClass' },
-    resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotclasses' },
-    operation: 'CREATE',
+const review = (name, driver) =>
+  admissionReview(SNAPSHOT_CLASS_V1, {
     dryRun: true,
     object: {
       apiVersion: 'snapshot.storage.k8s.io/v1',
@@ -19,8 +14,7 @@ const review = (name, driver) => ({
       driver,
       deletionPolicy: 'Delete',
     },
-  },
-});
+  });
 
 export async function decisionP99(classCount, decisions = 20_000) {
   const index = new ClassIndex();

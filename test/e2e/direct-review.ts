@@ -1,6 +1,7 @@
 // Reviews sent straight to a webhook (no apiserver in between), for the fault suites.
 import type { TestWebhook } from './webhook.js';
 import { httpsRequest } from '../helpers/https.js';
+import { admissionReview } from '../helpers/review.mjs';
 
 export const SNAPSHOT_CLASSES = { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' };
 export const GROUP_CLASSES = { group: 'groupsnapshot.storage.k8s.io', version: 'v1beta2', plural: 'volumegroupsnapshotclasses' };
@@ -25,26 +26,10 @@ export async function ask(
   name: string,
   driver: string,
 ): Promise<{ allowed: boolean; message: string }> {
-  const review = {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: `${name}-${Date.now()}`,
-      kind: {
-        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
-        version: group ? 'v1beta2' : 'v1',
-        kind: group ? 'VolumeGroupSnapshotClass' : 'VolumeSnapshotClass',
-      },
-      resource: {
-        group: group ? GROUP_CLASSES.group : SNAPSHOT_CLASSES.group,
-        version: group ? 'v1beta2' : 'v1',
-        resource: group ? GROUP_CLASSES.plural : SNAPSHOT_CLASSES.plural,
-      },
-      operation: 'CREATE',
-      dryRun: true,
-      object: klass(group, name, driver),
-    },
-  };
+  const target = group
+    ? { group: GROUP_CLASSES.group, version: 'v1beta2', kind: 'VolumeGroupSnapshotClass', resource: GROUP_CLASSES.plural }
+    : { group: SNAPSHOT_CLASSES.group, version: 'v1', kind: 'VolumeSnapshotClass', resource: SNAPSHOT_CLASSES.plural };
+  const review = admissionReview(target, { uid: `${name}-${Date.now()}`, dryRun: true, object: klass(group, name, driver) });
   const answer = await httpsRequest(hook.port, {
     path: '/validate',
     body: JSON.stringify(review),

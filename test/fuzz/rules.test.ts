@@ -6,6 +6,7 @@ import type { ClassView } from '../../src/classes/class-view.js';
 import { decide } from '../../src/rules/decide.js';
 import { evaluate } from '../../src/rules/evaluate.js';
 import { allRoutes } from '../../src/rules/table.js';
+import { admissionReview, SNAPSHOT_CLASS_V1 } from '../helpers/review.mjs';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
@@ -241,18 +242,11 @@ t.test('at most one default per driver is ever admitted, even while the watch la
           continue;
         }
         if ((s.op === 'create') !== (current === undefined)) continue; // create of an existing name, or update of a missing one
-        const review = {
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: {
-            uid: 'u',
-            kind: { group: 'snapshot.storage.k8s.io', version: 'v1', kind: 'VolumeSnapshotClass' },
-            resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotclasses' },
-            operation: s.op === 'create' ? 'CREATE' : 'UPDATE',
-            object: manifest(s.name, s.driver, s.isDefault),
-            ...(current === undefined ? {} : { oldObject: manifest(s.name, current.driver, current.isDefault) }),
-          },
-        };
+        const review = admissionReview(SNAPSHOT_CLASS_V1, {
+          operation: s.op === 'create' ? 'CREATE' : 'UPDATE',
+          object: manifest(s.name, s.driver, s.isDefault),
+          oldObject: current === undefined ? undefined : manifest(s.name, current.driver, current.isDefault),
+        });
         if ((await reviewAdmission(review, deps)).decision.allowed)
           truth.set(s.name, { driver: s.driver, isDefault: s.isDefault });
         for (const driver of ['d1', 'd2']) {

@@ -1,35 +1,12 @@
-import { Writable } from 'node:stream';
 import { buildApp, type Readiness } from '../../src/server/app.js';
 import { createLogger } from '../../src/log/logger.js';
-import { classSet } from './fixtures.js';
-import { reserveAdmittedDefaults } from '../../src/admission/review.js';
-import type { ReviewSettings as ReviewDeps } from '../../src/rules/decide-request.js';
+import type { ReviewSettings } from '../../src/rules/decide-request.js';
+import { memoryLog, reviewDeps } from './review-deps.js';
 
-/** Collects pino's JSON lines, so tests can assert what was logged. */
-export function memoryLog(): { lines: Record<string, unknown>[]; stream: Writable } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n'))
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, stream };
-}
+export { memoryLog, reviewDeps };
 
-export function reviewDeps(classes = 'cluster', overrides: Partial<ReviewDeps> = {}): ReviewDeps {
-  const index = classSet(classes);
-  return {
-    classes: index,
-    options: { preventVolumeModeConversion: true },
-    modes: { mode: 'enforce', warnRules: new Set() },
-    admitted: reserveAdmittedDefaults(index),
-    ...overrides,
-  };
-}
-
-export function testApp(options: { readiness?: Readiness; deps?: ReviewDeps; closing?: () => boolean } = {}) {
+/** The server's routes in process (fastify inject), with the fixture classes and a log kept in memory. */
+export function testApp(options: { readiness?: Readiness; deps?: ReviewSettings; closing?: () => boolean } = {}) {
   const log = memoryLog();
   const app = buildApp({
     review: options.deps ?? reviewDeps(),
