@@ -44,64 +44,44 @@ function deprecation(route: Route): Finding {
  * Applies the rules of docs/rules.md to one request. Pure: the answer depends only on the arguments (and the view).
  */
 export function evaluate(request: RuleRequest, classes: ClassView, options: RuleOptions): Evaluation {
-  const findings = evaluateFindings(request, classes, options);
-  return { ...findings, write: classWrite(request, findings.route) };
-}
-
-function evaluateFindings(request: RuleRequest, classes: ClassView, options: RuleOptions): Omit<Evaluation, 'write'> {
   const { group, version, resource } = request.resource;
   const route = findRoute(group, version, resource);
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { route, findings: [] };
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return { route, findings: [], write: undefined };
   if (route === undefined) {
     const what = `${resource}.${version}${group === '' ? '' : `.${group}`}`;
-    return {
-      route,
-      findings: [
-        warn(
-          'unhandled-resource',
-          `snapshot-webhook does not check ${what.slice(0, BOUNDS.unhandledResourceChars)}; allowed unchecked`,
-        ),
-      ],
-    };
+    const text = `snapshot-webhook does not check ${what.slice(0, BOUNDS.unhandledResourceChars)}; allowed unchecked`;
+    return { route, findings: [warn('unhandled-resource', text)], write: undefined };
   }
   const operation: Operation = request.operation;
   const notes = route.deprecated === true ? [deprecation(route)] : [];
   const bad = decodeFailure(route, 'object', request.object);
-  if (bad !== undefined) return { route, findings: [bad, ...notes] };
+  if (bad !== undefined) return { route, findings: [bad, ...notes], write: undefined };
   if (operation === 'UPDATE') {
     const badOld = decodeFailure(route, 'oldObject', request.oldObject);
-    if (badOld !== undefined) return { route, findings: [badOld, ...notes] };
+    // An old object that is not a class (let through by warn mode) made no default.
+    if (badOld !== undefined) return { route, findings: [badOld, ...notes], write: classWrite(route, request.object, undefined) };
   }
-  const ctx: CheckContext<unknown> = {
-    operation,
-    object: request.object,
-    oldObject: operation === 'UPDATE' ? request.oldObject : undefined,
-    classes,
-    options,
-  };
+  const oldObject = operation === 'UPDATE' ? request.oldObject : undefined;
+  const write = classWrite(route, request.object, oldObject);
+  const ctx: CheckContext<unknown> = { operation, object: request.object, oldObject, classes, options };
   if (route.legacyRatchet === true && operation === 'UPDATE' && oldObjectFailsCreate(route, ctx)) {
-    return { route, findings: notes };
+    return { route, findings: notes, write };
   }
-  return { route, findings: [...runChecks(route.checks, ctx), ...notes] };
+  return { route, findings: [...runChecks(route.checks, ctx), ...notes], write };
+}
+
+/** The class a request writes, once its objects are known to decode: whether it becomes its driver's default. */
+function classWrite(route: Route, object: unknown, oldObject: unknown): AdmittedClass | undefined {
+  const kind = route.classKind;
+  if (kind === undefined) return undefined;
+  const written = object as SnapshotClass;
+  const old = oldObject as SnapshotClass | undefined;
+  const wasDefault = old !== undefined && isDefaultClass(kind, old) && old.driver === written.driver;
+  return { kind, object: written, becomesDefault: isDefaultClass(kind, written) && !wasDefault };
 }
 
 /** Upstream's v1beta1 ratchet: an object that was already invalid may be updated freely. */
 function oldObjectFailsCreate(route: Route, ctx: CheckContext<unknown>): boolean {
   const asCreate: CheckContext<unknown> = { ...ctx, operation: 'CREATE', object: ctx.oldObject, oldObject: undefined };
   return runChecks(route.checks, asCreate).some((f) => f.warning !== true);
-}
-
-/** The class this request writes, if it is a class write at all. */
-function classWrite(request: RuleRequest, route: Route | undefined): AdmittedClass | undefined {
-  const kind = route?.classKind;
-  if (route === undefined || kind === undefined) return undefined;
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
-  // Only an object that really is a class (warn mode may have let an undecodable one through).
-  if (!route.decode(request.object)) return undefined;
-  const object = request.object as SnapshotClass;
-  // An old object that is not a class (denied, or let through by warn mode) made no default.
-  const old =
-    request.operation === 'UPDATE' && route.decode(request.oldObject) ? (request.oldObject as SnapshotClass) : undefined;
-  const wasDefault = old !== undefined && isDefaultClass(kind, old) && old.driver === object.driver;
-  return { kind, object, becomesDefault: isDefaultClass(kind, object) && !wasDefault };
 }
