@@ -107,13 +107,9 @@ t.test('in flight counts a request from its headers to its answer', async (t) =>
   const body = JSON.stringify(
     readJson<{ review: unknown }>(`${FIXTURES}admission/volumesnapshots/v1/create-pvc-source.json`).review,
   );
-  const req = request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: '/validate',
-    headers: { 'content-type': 'application/json' },
-  });
+  const post = () =>
+    request({ host: '127.0.0.1', port, method: 'POST', path: '/validate', headers: { 'content-type': 'application/json' } });
+  const req = post();
   const answered = new Promise<number>((resolve, reject) => {
     req.on('response', (res) => {
       res.resume();
@@ -129,13 +125,7 @@ t.test('in flight counts a request from its headers to its answer', async (t) =>
   t.equal(await answered, 200);
   for (let i = 0; i < 200 && (await inFlight(metrics)) !== 0; i++) await new Promise((r) => setTimeout(r, 5));
   t.equal(await inFlight(metrics), 0, 'answered');
-  const gone = request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: '/validate',
-    headers: { 'content-type': 'application/json' },
-  });
+  const gone = post();
   gone.on('error', () => undefined);
   gone.write('{"half":');
   for (let i = 0; i < 200 && (await inFlight(metrics)) === 0; i++) await new Promise((r) => setTimeout(r, 5));
