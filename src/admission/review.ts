@@ -1,11 +1,22 @@
 import type { ClassIndex } from '../classes/class-index.js';
-import type { Decision } from '../rules/decide.js';
 import { decideRequest, type ReviewSettings } from '../rules/decide-request.js';
+import type { Decision } from '../rules/decide.js';
 import type { AdmittedClass } from '../rules/default-claim.js';
 import type { Evaluation } from '../rules/evaluate.js';
-import type { AdmissionRequest } from '../schemas/types.js';
-import { readEnvelope } from './envelope.js';
+import type { AdmissionRequest, AdmissionReview } from '../schemas/types.js';
+import { decoders, describeErrors } from '../schemas/validators.js';
+import { MalformedReviewError } from './errors.js';
 import { respond, type AdmissionReviewResponse } from './respond.js';
+
+/**
+ * Checks the AdmissionReview envelope (v1 or v1beta1). What cannot be answered as an AdmissionReview (no
+ * request, no uid, unknown apiVersion) is a 400 that says what is wrong.
+ */
+export function readEnvelope(body: unknown): AdmissionReview {
+  const validate = decoders().admissionReview;
+  if (validate(body)) return body;
+  throw new MalformedReviewError(describeErrors(validate.errors));
+}
 
 export interface ReviewOutcome {
   readonly request: AdmissionRequest;
@@ -15,7 +26,7 @@ export interface ReviewOutcome {
 }
 
 /**
- * One AdmissionReview, start to end, without HTTP: envelope, decision (rules.decideRequest), response. Shared
+ * One AdmissionReview, start to end, without HTTP: envelope, decision (rules/decide-request.ts), response. Shared
  * by the server and `snapshot-webhook review`. Throws only the coded envelope errors (HTTP 400).
  */
 export async function reviewAdmission(body: unknown, settings: ReviewSettings): Promise<ReviewOutcome> {
