@@ -67,6 +67,10 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     this.now = options.now ?? Date.now;
   }
 
+  async drain(): Promise<void> {
+    await Promise.all(this.tails.values());
+  }
+
   async claim(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer> {
     const answer = await this.claimQueued(write, dryRun);
     if (answer.outcome === 'unavailable')

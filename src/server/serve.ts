@@ -14,6 +14,7 @@ import { buildApp, buildProbeApp, type Readiness } from './app.js';
 import { WebhookMetrics } from './metrics.js';
 import { certificateReload } from './plugins/certificate-reload.js';
 import { classSource } from './plugins/class-source.js';
+import { defaultAgreement } from './plugins/default-agreement.js';
 import { denialEvents } from './plugins/denial-events.js';
 import { probePort } from './plugins/probe-port.js';
 import { ServingCertificate } from './serving-certificate.js';
@@ -140,6 +141,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   try {
     await app.register(certificateReload, { certificate, clientCa });
     await app.register(classSource, { source: classes });
+    await app.register(defaultAgreement, { agreement });
     await app.register(denialEvents, { events });
     await app.register(probePort, { probes, port: options.probePort, host: options.bindAddress });
     await app.listen({ port: options.port, host: options.bindAddress });

@@ -116,6 +116,20 @@ t.test('the message says who holds the driver and when to retry', async (t) => {
   );
 });
 
+t.test('drain waits for the claims in flight, and for nothing when there are none', async (t) => {
+  const store = new MemoryLeases();
+  const { agreement } = replica(store);
+  const order: string[] = [];
+  const claims = [write('gold', 'd'), write('x', 'other')].map((w) =>
+    agreement.claim(w, false).then((a) => order.push(`claimed ${w.object.metadata.name ?? ''}: ${a.outcome}`)),
+  );
+  await agreement.drain().then(() => order.push('drained'));
+  await Promise.all(claims);
+  t.same(order, ['claimed gold: recorded', 'claimed x: recorded', 'drained']);
+  await agreement.drain();
+  t.pass('an idle agreement drains at once');
+});
+
 t.test('dry runs read and never write', async (t) => {
   const store = new MemoryLeases();
   const { agreement } = replica(store);
