@@ -12,7 +12,10 @@ const cls = (name: string, driver: string, isDefault = true) => ({
   driver,
 });
 
-t.test('one warning when a driver first has two defaults, one line when it is back to one', async (t) => {
+const WARNING =
+  'more than one default VolumeSnapshotClass for a driver: new snapshots without a class fail until only one is the default';
+
+t.test('a warning with the count at each change above one default, one line when it is back to one', async (t) => {
   const log = memoryLog();
   const index = new ClassIndex(Date.now, doubleDefaultLog(createLogger('info', log.stream)));
   index.replaceAll(KIND, [cls('a', 'd1'), cls('b', 'd1'), cls('c', 'd2')]);
@@ -24,16 +27,34 @@ t.test('one warning when a driver first has two defaults, one line when it is ba
   t.same(
     log.lines.map((l) => [l.level, l.driver, l.defaults, l.msg]),
     [
-      [
-        40,
-        'd1',
-        2,
-        'more than one default VolumeSnapshotClass for a driver: new snapshots without a class fail until only one is the default',
-      ],
+      [40, 'd1', 2, WARNING],
+      [40, 'd1', 3, WARNING],
+      [40, 'd1', 2, WARNING],
       [30, 'd1', 1, 'one default VolumeSnapshotClass or none for the driver again'],
     ],
-    'three defaults and back to one make two lines; other drivers none',
+    'two, three, two, then one default; other drivers none',
   );
+});
+
+t.test('three defaults for one driver and two for another: the gauge and the last log line of each agree', async (t) => {
+  const log = memoryLog();
+  const index = new ClassIndex(Date.now, doubleDefaultLog(createLogger('info', log.stream)));
+  index.replaceAll(KIND, [cls('a', 'three'), cls('b', 'two'), cls('c', 'three')]);
+  index.upsert(KIND, cls('d', 'two'));
+  index.upsert(KIND, cls('e', 'three'));
+  index.replaceAll('VolumeGroupSnapshotClass', []);
+  await new Promise((resolve) => setImmediate(resolve));
+  const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined, defaultCounts: (k) => index.defaultCounts(k) });
+  const gauge = new Map(
+    [
+      ...(await metrics.registry.metrics()).matchAll(
+        /^snapshot_webhook_default_classes\{kind="VolumeSnapshotClass",driver="(\w+)"\} (\d+)$/gm,
+      ),
+    ].map((m) => [m[1], Number(m[2])]),
+  );
+  const lastLine = new Map(log.lines.map((l) => [l.driver, l.defaults]));
+  t.same(Object.fromEntries(gauge), { three: 3, two: 2 });
+  t.same(Object.fromEntries(lastLine), Object.fromEntries(gauge), 'the log says what the gauge says');
 });
 
 t.test('the default_classes gauge: by kind and driver, at most 100 drivers, the most defaults first', async (t) => {
