@@ -15,6 +15,13 @@ t.test('--version on every command', async (t) => {
   }
 });
 
+t.test('CHANGELOG.md: its top version is the version, and LICENSE is Apache-2.0 as package.json says', async (t) => {
+  const top = /^## (\S+)/m.exec(readFileSync('CHANGELOG.md', 'utf8'))?.[1];
+  t.equal(top, version);
+  t.equal((JSON.parse(readFileSync('package.json', 'utf8')) as { license: string }).license, 'Apache-2.0');
+  t.match(readFileSync('LICENSE', 'utf8'), /^\s+Apache License\n\s+Version 2\.0, January 2004/);
+});
+
 t.test('the serving log line and snapshot_webhook_build_info carry it', async (t) => {
   const server = await startBuiltServer(t);
   const serving = server

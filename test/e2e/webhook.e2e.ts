@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -276,6 +277,17 @@ t.test('one default class per driver, kept from the live cluster', async (t) => 
     groupSecond.endsWith(`denied the request: default group snapshot class: group-gold already exists for driver: ${driver}`),
     groupSecond,
   );
+});
+
+t.test("docs/install.md's command that lists default classes works when pasted into a shell", async (t) => {
+  const command = /^kubectl get volumesnapshotclass -o .*custom-columns.*$/m.exec(readFileSync('docs/install.md', 'utf8'))?.[0];
+  if (command === undefined) throw new Error('docs/install.md no longer has the command');
+  const out = execFileSync('bash', ['-c', command], {
+    env: { ...process.env, KUBECONFIG: (cluster as TestCluster).kubeconfig },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  t.match(out, /^bronze +first\.csi\.example\.com +true$/m, out);
 });
 
 t.test('20 concurrent default creates for one new driver: exactly one is admitted', async (t) => {
