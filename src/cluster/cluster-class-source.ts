@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { DefaultAgreement } from '../rules/default-claim.js';
 import { ClassIndex } from '../classes/class-index.js';
+import { UsageError } from '../config/flags.js';
 import type { ClassSource } from '../classes/class-source.js';
 import type { Logger } from '../log/logger.js';
 import { clientNodeApi, eventSink, loadKubeConfig } from './client-node-api.js';
@@ -34,7 +35,9 @@ export interface ClusterConnection {
 function webhookNamespace(given: string | undefined): string {
   if (given !== undefined && given !== '') return given;
   if (existsSync(IN_CLUSTER_NAMESPACE)) return readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim();
-  throw new Error('serving a cluster needs the namespace for the default-class Leases: pass --namespace NS or set POD_NAMESPACE');
+  throw new UsageError(
+    'serving a cluster needs the namespace for the default-class Leases: pass --namespace NS or set POD_NAMESPACE',
+  );
 }
 
 /** Classes from a live cluster through client-node informers; events and Leases on the same kubeconfig. */

@@ -1,3 +1,4 @@
+import { UsageError } from '../config/flags.js';
 import type { ServeOptions } from '../config/serve-options.js';
 import { createLogger, flushLogs } from '../log/logger.js';
 import { startServer } from './serve.js';
@@ -15,6 +16,8 @@ export async function runServer(options: ServeOptions): Promise<number> {
   try {
     server = await startServer(options, logger);
   } catch (error) {
+    // A command line that cannot serve is the user's to fix: main.ts prints its one line and exits 2.
+    if (error instanceof UsageError) throw error;
     logger.fatal({ err: error }, `cannot start: ${(error as Error).message}`);
     flushLogs(logger);
     return 1;

@@ -38,6 +38,7 @@ interface Exit {
   readonly code: number | null;
   readonly ms: number;
   readonly fatal: readonly { msg: string }[];
+  readonly stderr: string;
 }
 
 async function serve(args: readonly string[]): Promise<Exit> {
@@ -53,10 +54,12 @@ async function serve(args: readonly string[]): Promise<Exit> {
       '--bind-address=127.0.0.1',
       ...args,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', POD_NAMESPACE: '' } },
   );
   let output = '';
+  let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const killer = setTimeout(() => child.kill('SIGKILL'), EXIT_WITHIN_MS * 5);
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   clearTimeout(killer);
@@ -65,7 +68,7 @@ async function serve(args: readonly string[]): Promise<Exit> {
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as { level: number; msg: string })
     .filter((line) => line.level === 60);
-  return { code, ms: performance.now() - started, fatal };
+  return { code, ms: performance.now() - started, fatal, stderr };
 }
 
 t.before(async () => {
@@ -101,4 +104,14 @@ t.test('an unreadable kubeconfig: exits 1 with one fatal line naming it', async 
   t.equal(exit.code, 1);
   t.ok(exit.ms < EXIT_WITHIN_MS, `exited after ${Math.round(exit.ms)} ms`);
   t.match(exit.fatal[0]?.msg, /^cannot start: .*missing/);
+});
+
+t.test('outside a pod without --namespace: a usage error, exit 2, one line naming the flag', async (t) => {
+  const exit = await serve(['--port=0', `--kubeconfig=${kubeconfig}`]);
+  t.equal(exit.code, 2);
+  t.equal(
+    exit.stderr,
+    'snapshot-webhook: serving a cluster needs the namespace for the default-class Leases: pass --namespace NS or set POD_NAMESPACE\n',
+  );
+  t.same(exit.fatal, [], 'no fatal log line with a stack');
 });
