@@ -38,7 +38,8 @@ export const BOUND_REASONS: Readonly<Record<BoundName, string>> = {
     'JSON objects and arrays in a body: a snapshot object has a few hundred; 7 MiB of `[]` would take hundreds of MB of heap',
   connections:
     'open connections to the HTTPS port, idle ones closed first at the limit: at about 140 KB of RSS each, a flood stays inside the 192 Mi pod limit',
-  handshakes: 'connections still in their TLS handshake, on top of `connections`: a handshake flood cannot starve the apiserver',
+  handshakes:
+    'connections still in their TLS handshake, on top of `connections`; past it the oldest is closed, so a stalled flood cannot starve the apiserver',
   warningChars: 'one AdmissionReview warning: kubectl prints each on its own line',
   shownChars: 'a request value echoed in a message, before it is cut with its length',
   echoChars: "a request's URL, content type, uid or apiVersion in a log line or an error answer",

@@ -7,16 +7,21 @@ export interface ConnectionCounts {
   evicted(): number;
 }
 
+/** Node's own refusal, far past the two bounds below: only a backstop if eviction ever falls behind. */
+const BACKSTOP = 4;
+
 /**
- * Bounds the open connections without refusing new ones: at the limit, the idle keep-alive connections are
- * closed, and if that is not enough the oldest connection goes. Node's own `maxConnections` refuses the newest
- * instead, so a flood of idle or slow connections would starve the kubelet's probes and the apiserver; it is
- * kept only as the backstop for connections still in their handshake.
+ * Bounds the connections without refusing new ones, so that a flood of idle connections or of handshakes that
+ * never finish cannot starve the kubelet's probes or the apiserver:
+ * - established connections: at `max`, the idle keep-alive ones are closed, and if that is not enough the oldest;
+ * - connections still in their TLS handshake: at `BOUNDS.handshakes`, the oldest of them is closed.
+ * Node's `maxConnections` refuses the newest instead; it stays only as a backstop far above both.
  */
 export function limitConnections(server: Server, secure: boolean, max: number = BOUNDS.connections): ConnectionCounts {
   const open = new Set<Socket>();
   let evicted = 0;
-  server.maxConnections = max + BOUNDS.handshakes;
+  server.maxConnections = BACKSTOP * (max + BOUNDS.handshakes);
+  if (secure) limitHandshakes(server, () => (evicted += 1));
   server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => open.delete(socket));
@@ -39,4 +44,28 @@ export function limitConnections(server: Server, secure: boolean, max: number = 
     }
   });
   return { open: () => open.size, evicted: () => evicted };
+}
+
+/**
+ * Connections accepted but not yet secure, by their address and port (a TLS socket has its TCP socket's), so that
+ * the oldest can be closed when a new one arrives past the bound.
+ */
+function limitHandshakes(server: Server, onEvicted: () => void): void {
+  const pending = new Map<string, Socket>();
+  const key = (s: Socket): string => `${s.remoteAddress ?? ''}:${s.remotePort ?? ''}`;
+  server.on('connection', (socket: Socket) => {
+    const id = key(socket);
+    pending.set(id, socket);
+    socket.once('close', () => {
+      if (pending.get(id) === socket) pending.delete(id);
+    });
+    // Oldest first (insertion order); the one that just arrived is last.
+    for (const [oldId, old] of pending) {
+      if (pending.size <= BOUNDS.handshakes || old === socket) break;
+      pending.delete(oldId);
+      old.destroy();
+      onEvicted();
+    }
+  });
+  server.on('secureConnection', (socket: Socket) => pending.delete(key(socket)));
 }

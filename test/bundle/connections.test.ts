@@ -1,6 +1,7 @@
 // Connection abuse against the built server with the Deployment's heap cap, loopback only, bounded in count
 // and time: slow headers, slow bodies, an endless chunked body, idle keep-alive and handshake floods. Every
 // process is the test's own and is killed by its pid at the end (startBuiltServer).
+import { readFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import t from 'tap';
@@ -8,6 +9,7 @@ import { BOUNDS } from '../../src/limits/bounds.js';
 
 const MAX_CONNECTIONS = BOUNDS.connections;
 import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
+import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
 
 const DEPLOYMENT_NODE_OPTIONS = '--max-old-space-size=64';
@@ -129,3 +131,45 @@ t.test('a flood of connections that never start their handshake is cut and does 
     `every silent connection cut (slowest after ${Math.max(...closed.map((ms) => ms ?? Infinity))} ms)`,
   );
 });
+
+t.test(
+  'idle connections and stalled handshakes, each three times their cap: probes and reviews on new connections are answered',
+  async (t) => {
+    const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
+    const flood: Socket[] = [];
+    t.teardown(() => flood.forEach((s) => s.destroy()));
+    for (let i = 0; i < 3 * MAX_CONNECTIONS; i += 50) {
+      const batch = await Promise.all(Array.from({ length: 50 }, () => tlsTo(server)));
+      for (const s of batch) {
+        s.on('error', () => undefined);
+        s.on('data', () => undefined);
+        s.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      }
+      flood.push(...batch);
+    }
+    // Connections that open TCP and never start their handshake, within their 4 s handshake timeout.
+    for (let i = 0; i < 3 * BOUNDS.handshakes; i++) {
+      const s = tcpConnect({ host: '127.0.0.1', port: server.port });
+      s.on('error', () => undefined);
+      flood.push(s);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const review = readFileSync(`${FIXTURES}samples/second-default-class.json`, 'utf8');
+    const answers = await Promise.all([
+      ...Array.from({ length: 10 }, () => httpsRequest(server.port, { method: 'GET', path: '/healthz', ca: server.ca })),
+      ...Array.from({ length: 10 }, () => httpsRequest(server.port, { method: 'GET', path: '/readyz', ca: server.ca })),
+      ...Array.from({ length: 10 }, () =>
+        httpsRequest(server.port, { method: 'POST', path: '/validate', ca: server.ca, body: review }),
+      ),
+    ]);
+    t.same(
+      answers.map((a) => a.status),
+      answers.map(() => 200),
+      'every probe and review on a new connection is answered',
+    );
+    t.ok(
+      answers.slice(20).every((a) => a.body.includes('"allowed":false')),
+      'the reviews are decided (a second default, denied)',
+    );
+  },
+);
