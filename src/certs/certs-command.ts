@@ -2,7 +2,17 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { flagBool, flagNumber, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { isIP } from 'node:net';
+import {
+  flagBool,
+  flagList,
+  flagNumber,
+  flagString,
+  formatHelp,
+  parseFlags,
+  UsageError,
+  type FlagSpec,
+} from '../config/flags.js';
 import { loadCa, makeCa, makeServingCert, type Issuer } from './make-certs.js';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -18,6 +28,11 @@ const FLAGS: readonly FlagSpec[] = [
   { name: 'ca-days', type: 'int', default: '3650', min: 1, max: 36500, help: 'lifetime of a new CA' },
   { name: 'days', type: 'int', default: '365', min: 1, max: 3650, help: 'lifetime of the serving certificate' },
   { name: 'rotate', type: 'bool', help: 'make a new CA; the old one stays in the bundle until it expires' },
+  {
+    name: 'ip',
+    type: 'list',
+    help: 'IP addresses the certificate also names, comma-separated (a webhook registered by url outside a pod)',
+  },
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 
@@ -54,7 +69,7 @@ export async function runCerts(
   print: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<number> {
   if (argv.includes('--help')) {
-    print(formatHelp('Usage: npm run certs -- [flags]', FLAGS));
+    print(formatHelp('Usage: snapshot-webhook certs [flags]   (from a checkout: npm run certs -- [flags])', FLAGS));
     return 0;
   }
   const flags = parseFlags(FLAGS, argv, {});
@@ -77,7 +92,15 @@ export async function runCerts(
     write(out, 'ca.crt', `${ca.certPem.trim()}\n`);
   }
   const dnsNames = [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
-  const serving = await makeServingCert(ca, { commonName: dnsNames[0] as string, dnsNames, days: flagNumber(flags, 'days') });
+  const ipAddresses = flagList(flags, 'ip');
+  const notIp = ipAddresses.find((ip) => isIP(ip) === 0);
+  if (notIp !== undefined) throw new UsageError(`--ip ${JSON.stringify(notIp)} is not an IP address`);
+  const serving = await makeServingCert(ca, {
+    commonName: dnsNames[0] as string,
+    dnsNames,
+    ipAddresses,
+    days: flagNumber(flags, 'days'),
+  });
   const bundle = caBundle(ca.certPem, previous);
   write(out, 'tls.crt', `${serving.certPem.trim()}\n`);
   write(out, 'tls.key', serving.keyPem, 0o600);
@@ -104,7 +127,7 @@ export async function runCerts(
   write(out, 'ca-bundle-patch.yaml', stringify(patch));
   const cas = splitPem(bundle).length;
   print(
-    `${reuse ? 'kept the CA' : 'made a new CA'}; serving certificate for ${dnsNames.join(', ')}; ${cas} CA(s) in the bundle; files in ${out}/\n`,
+    `${reuse ? 'kept the CA' : 'made a new CA'}; serving certificate for ${[...dnsNames, ...ipAddresses].join(', ')}; ${cas} CA(s) in the bundle; files in ${out}/\n`,
   );
   return 0;
 }

@@ -240,4 +240,11 @@ t.test('the certs tool keeps its CA, and a rotation keeps the old CA in the bund
   t.equal(leaf.subjectAltName, 'DNS:hook.ns.svc, DNS:hook.ns.svc.cluster.local');
   t.ok(leaf.verify(ca.publicKey), 'signed by the current CA');
   t.match(leaf.toLegacyObject().asn1Curve ?? 'prime256v1', 'prime256v1');
+  await runCerts(['--out', out, '--service', 'hook', '--namespace', 'ns', '--ip', '192.0.2.10,2001:db8::1'], quiet);
+  t.equal(
+    new X509Certificate(read('tls.crt')).subjectAltName,
+    'DNS:hook.ns.svc, DNS:hook.ns.svc.cluster.local, IP Address:192.0.2.10, IP Address:2001:DB8:0:0:0:0:0:1',
+    '--ip adds IP SANs',
+  );
+  await t.rejects(runCerts(['--out', out, '--ip', 'not-an-ip'], quiet), { message: '--ip "not-an-ip" is not an IP address' });
 });
