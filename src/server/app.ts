@@ -33,9 +33,24 @@ const CONNECTION_LIMITS = {
   connectionsCheckingInterval: 1_000,
 };
 
+/** One named part of readiness, and what is wrong with it now (nothing when it is ready). */
+export interface ReadinessCheck {
+  readonly name: string;
+  readonly problems: readonly string[];
+}
+
 export interface Readiness {
-  /** Reasons the server is not ready; empty when ready. */
-  notReadyReasons(): readonly string[];
+  /** Each check, in a fixed order; the server is ready when none has a problem. */
+  checks(): readonly ReadinessCheck[];
+}
+
+/** `/readyz?verbose`, as the kube-apiserver's own probes write it: a line per check, then the verdict. */
+function verboseReadiness(checks: readonly ReadinessCheck[]): string {
+  const lines = checks.map((c) =>
+    c.problems.length === 0 ? `[+]${c.name} ok` : `[-]${c.name} failed: ${c.problems.join('; ')}`,
+  );
+  const ready = checks.every((c) => c.problems.length === 0);
+  return `${lines.join('\n')}\n${ready ? 'readyz check passed' : 'readyz check failed'}\n`;
 }
 
 export interface AppOptions extends AdmissionRouteOptions {
@@ -145,8 +160,14 @@ async function probeRoutes(
     app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()));
   }
   app.get('/healthz', async (_request, reply) => reply.type('text/plain').send('ok'));
-  app.get('/readyz', async (_request, reply) => {
-    const reasons = readiness.notReadyReasons();
+  app.get('/readyz', async (request, reply) => {
+    const checks = readiness.checks();
+    const reasons = checks.flatMap((c) => c.problems);
+    if (Object.hasOwn(request.query as object, 'verbose'))
+      return reply
+        .code(reasons.length === 0 ? 200 : 503)
+        .type('text/plain')
+        .send(verboseReadiness(checks));
     if (reasons.length === 0) return reply.type('text/plain').send('ok');
     return reply
       .code(503)

@@ -111,11 +111,11 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const tls = certificate.current ?? (await placeholderTls());
   const state = { listening: false, stopping: false };
   const readiness: Readiness = {
-    notReadyReasons: () => [
-      ...(state.stopping ? ['shutting down'] : []),
-      ...(state.listening ? [] : ['not listening yet']),
-      ...[certificate.notReadyReason()].filter((r) => r !== undefined),
-      ...classes.notReadyReasons(),
+    checks: () => [
+      { name: 'shutdown', problems: state.stopping ? ['shutting down'] : [] },
+      { name: 'listening', problems: state.listening ? [] : ['not listening yet'] },
+      { name: 'certificate', problems: [certificate.notReadyReason()].filter((r) => r !== undefined) },
+      { name: 'classes', problems: classes.notReadyReasons() },
     ],
   };
   const metrics = metricsFor(classes, certificate);

@@ -84,7 +84,7 @@ for (const signals of [['SIGTERM'], ['SIGTERM', 'SIGTERM'], ['SIGINT', 'SIGTERM'
 }
 
 t.test('during shutdown every answer carries Connection: close, as docs/operations.md says', async (t) => {
-  const { app } = testApp({ closing: () => true, readiness: { notReadyReasons: () => ['shutting down'] } });
+  const { app } = testApp({ closing: () => true, readiness: { checks: () => [{ name: 'test', problems: ['shutting down'] }] } });
   t.teardown(() => app.close());
   for (const [method, url] of [
     ['GET', '/healthz'],

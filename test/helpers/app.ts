@@ -11,7 +11,7 @@ export function testApp(options: { readiness?: Readiness; deps?: ReviewSettings;
   const app = buildApp({
     review: options.deps ?? reviewDeps(),
     logger: createLogger('info', log.stream),
-    readiness: options.readiness ?? { notReadyReasons: () => [] },
+    readiness: options.readiness ?? { checks: () => [{ name: 'test', problems: [] }] },
     ...(options.closing === undefined ? {} : { closing: options.closing }),
   });
   return { app, log };

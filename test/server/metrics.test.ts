@@ -24,7 +24,7 @@ async function listening(t: Test, metrics: WebhookMetrics, level: 'info' | 'warn
   const app = buildApp({
     review: reviewDeps(),
     logger: createLogger(level, keepLog ? memoryLog().stream : discard),
-    readiness: { notReadyReasons: () => [] },
+    readiness: { checks: () => [{ name: 'test', problems: [] }] },
     metrics,
   });
   t.teardown(() => app.close());

@@ -67,7 +67,9 @@ t.test('one log line per decision, without the object', async (t) => {
 });
 
 t.test('readyz reports why it is not ready', async (t) => {
-  const { app: notReady } = testApp({ readiness: { notReadyReasons: () => ['VolumeSnapshotClass cache has not synced yet'] } });
+  const { app: notReady } = testApp({
+    readiness: { checks: () => [{ name: 'test', problems: ['VolumeSnapshotClass cache has not synced yet'] }] },
+  });
   const response = await notReady.inject({ method: 'GET', url: '/readyz' });
   t.equal(response.statusCode, 503);
   t.equal(response.body, 'not ready: VolumeSnapshotClass cache has not synced yet');
@@ -76,12 +78,34 @@ t.test('readyz reports why it is not ready', async (t) => {
   await notReady.close();
 });
 
+t.test('readyz?verbose names each check and the one that fails', async (t) => {
+  const checks = [
+    { name: 'listening', problems: [] },
+    {
+      name: 'classes',
+      problems: ['forbidden to list volumesnapshotclasses', 'VolumeGroupSnapshotClass cache has not synced yet'],
+    },
+  ];
+  const { app } = testApp({ readiness: { checks: () => checks } });
+  t.teardown(() => app.close());
+  const failing = await app.inject({ method: 'GET', url: '/readyz?verbose' });
+  t.equal(failing.statusCode, 503);
+  t.equal(
+    failing.body,
+    '[+]listening ok\n[-]classes failed: forbidden to list volumesnapshotclasses; VolumeGroupSnapshotClass cache has not synced yet\nreadyz check failed\n',
+  );
+  checks[1] = { name: 'classes', problems: [] };
+  const passing = await app.inject({ method: 'GET', url: '/readyz?verbose=1' });
+  t.same([passing.statusCode, passing.body], [200, '[+]listening ok\n[+]classes ok\nreadyz check passed\n']);
+  t.equal((await app.inject({ method: 'GET', url: '/readyz' })).body, 'ok', 'without verbose, as before');
+});
+
 t.test('while shutting down every answer says Connection: close, admission and probes alike', async (t) => {
   const log = memoryLog();
   const closingApp = buildApp({
     review: reviewDeps(),
     logger: createLogger('info', log.stream),
-    readiness: { notReadyReasons: () => ['shutting down'] },
+    readiness: { checks: () => [{ name: 'test', problems: ['shutting down'] }] },
     closing: () => true,
   });
   t.teardown(() => closingApp.close());
@@ -108,7 +132,7 @@ t.test('answers and log lines echo at most 256 characters of any value the reque
   const small = buildApp({
     review: reviewDeps(),
     logger: createLogger('info', log.stream),
-    readiness: { notReadyReasons: () => [] },
+    readiness: { checks: () => [{ name: 'test', problems: [] }] },
   });
   t.teardown(() => small.close());
   const huge = 'x'.repeat(1_500_000);
