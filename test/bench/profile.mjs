@@ -42,7 +42,8 @@ for (const [id, n] of counts) selfUs.set(id, n * interval);
 /** What a frame belongs to: a package, the server's own code, Node's internals, or V8 (GC, idle, program). */
 function part(frame) {
   const url = frame.url;
-  if (url === '') return frame.functionName === '(idle)' ? '(idle)' : frame.functionName.startsWith('(') ? frame.functionName : 'native';
+  if (url === '')
+    return frame.functionName === '(idle)' ? '(idle)' : frame.functionName.startsWith('(') ? frame.functionName : 'native';
   if (url.startsWith('node:')) {
     const m = /^node:(internal\/)?([a-z_]+)/.exec(url);
     return `node:${m?.[2] ?? url}`;
@@ -68,5 +69,6 @@ console.log(`main thread busy ${perRequest(busy)} µs per request (profile ${fil
 console.log('\nself time by part, µs per request:');
 for (const [p, us] of [...byPart].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`  ${perRequest(us).padStart(7)}  ${p}`);
 console.log('\nfunctions, µs per request:');
-for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${perRequest(us).padStart(7)}  ${f}`);
+for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30))
+  console.log(`  ${perRequest(us).padStart(7)}  ${f}`);
 console.log(`\nprofile kept in ${join(profiles, file)}`);
