@@ -99,9 +99,14 @@ function startController(tool: string): Started {
 
 /** Ends each flow: the webhook denied none of the controller's writes so far. */
 function noneDenied(t: Test): void {
-  const denied = controllerDecisions().filter((d) => !d.allowed);
+  const denied = controllerDecisions()
+    .slice(countedFrom)
+    .filter((d) => !d.allowed);
   t.same(denied, [], "the webhook denied none of the controller's writes");
 }
+
+/** Decisions before this index were judged by the v8.4 takeover test itself (see there). */
+let countedFrom = 0;
 
 t.test('a pre-provisioned VolumeSnapshotContent and its VolumeSnapshot are bound both ways', async (t) => {
   const { get, create } = objects;
@@ -361,6 +366,13 @@ if (kube.celLive) {
     const contentName = String((await get(VGS, 'group-dynamic')).status?.boundVolumeGroupSnapshotContentName);
     const members = await membersOf('group-dynamic');
     const before = { group: await settled(VGS, 'group-dynamic'), content: await settled(VGSC, contentName) };
+    const memberRefs = async () =>
+      Promise.all(
+        members.map(async (m) => (await get(VSC, String(m.status?.boundVolumeSnapshotContentName))).spec?.volumeSnapshotRef),
+      );
+    const refsBefore = await memberRefs();
+    noneDenied(t);
+    const v84From = controllerDecisions().length;
     t.equal(members.length, 2, 'the v8.6 controller made two members');
 
     await controller?.stop();
@@ -393,15 +405,31 @@ if (kube.celLive) {
       45_000,
       500,
     );
+    const after = { group: await settled(VGS, 'group-dynamic'), content: await settled(VGSC, contentName) };
     t.same(
-      { group: await settled(VGS, 'group-dynamic'), content: await settled(VGSC, contentName) },
-      before,
-      'the v1-written group and its content, read at v1 after the v8.4 controller synced them, are unchanged',
+      { group: after.group.spec, content: after.content },
+      { group: before.group.spec, content: before.content },
+      "the v1-written group's spec and its content, read at v1 after the v8.4 controller synced them, are unchanged",
     );
-    noneDenied(t);
-
+    t.same(await memberRefs(), refsBefore, "the members' contents are still bound to their snapshots");
     t.same(await deleteGroup('group-dynamic', contentName, members), [], 'the v8.4 controller deleted it all');
-    noneDenied(t);
+    // At its start v8.4 sometimes (about 1 run in 4 here) reports the group's content as missing and tries to clear
+    // the members' contents' VolumeSnapshotRef.UID: the webhook refuses that as the immutable field it is, which keeps
+    // the binding. Any other denial of its writes fails the test.
+    const denied = controllerDecisions()
+      .slice(v84From)
+      .filter((d) => !d.allowed);
+    const unbinding = (d: DecisionLine): boolean =>
+      d.resource.startsWith('volumesnapshotcontents.') &&
+      d.rule === 'field-immutable' &&
+      String(d.reason).startsWith('Spec.VolumeSnapshotRef.UID is immutable');
+    t.same(
+      denied.filter((d) => !unbinding(d)),
+      [],
+      'no write of v8.4 was denied but its attempts to unbind a member',
+    );
+    t.comment(`v8.4 tried to unbind a v1-written member ${denied.length} times; the webhook kept the binding`);
+    countedFrom = controllerDecisions().length;
   });
 }
 
