@@ -4,7 +4,7 @@ import type { Decision } from '../rules/decide.js';
 import type { AdmittedClass } from '../rules/default-claim.js';
 import type { Evaluation } from '../rules/evaluate.js';
 import type { AdmissionRequest, AdmissionReview } from '../schemas/types.js';
-import { decoders, describeErrors } from '../schemas/validators.js';
+import { decodeOrThrow, decoders } from '../schemas/validators.js';
 import { MalformedReviewError } from './errors.js';
 import { respond, type AdmissionReviewResponse } from './respond.js';
 
@@ -13,9 +13,7 @@ import { respond, type AdmissionReviewResponse } from './respond.js';
  * request, no uid, unknown apiVersion) is a 400 that says what is wrong.
  */
 export function readEnvelope(body: unknown): AdmissionReview {
-  const validate = decoders().admissionReview;
-  if (validate(body)) return body;
-  throw new MalformedReviewError(describeErrors(validate.errors));
+  return decodeOrThrow(decoders().admissionReview, body, (reason) => new MalformedReviewError(reason));
 }
 
 export interface ReviewOutcome {

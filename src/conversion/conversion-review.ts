@@ -1,6 +1,6 @@
 import { MalformedConversionReviewError } from '../admission/errors.js';
 import type { ConversionRequest, ConversionReview } from '../schemas/types.js';
-import { decoders, describeErrors } from '../schemas/validators.js';
+import { decodeOrThrow, decoders } from '../schemas/validators.js';
 import { convertObject, isRecord } from './convert-object.js';
 import { BOUNDS } from '../limits/bounds.js';
 
@@ -17,9 +17,7 @@ export interface ConversionOutcome {
 
 /** Checks the envelope against its schema; throws the coded 400 error with what is wrong, as for admission. */
 function readRequest(body: unknown): ConversionReview {
-  const validate = decoders().conversionReview;
-  if (validate(body)) return body;
-  throw new MalformedConversionReviewError(describeErrors(validate.errors));
+  return decodeOrThrow(decoders().conversionReview, body, (reason) => new MalformedConversionReviewError(reason));
 }
 
 /**

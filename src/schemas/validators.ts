@@ -40,6 +40,12 @@ export function decoders(): Decoders {
   return COMPILED;
 }
 
+/** The body as its decoder's type, or `fail` with one line saying what is wrong (an envelope's coded 400). */
+export function decodeOrThrow<T>(decode: Decoder<T>, body: unknown, fail: (reason: string) => Error): T {
+  if (decode(body)) return body;
+  throw fail(describeErrors(decode.errors));
+}
+
 /** One line saying what is wrong, e.g. `/spec/source/volumeHandle must be string,null`. */
 export function describeErrors(errors: readonly ErrorObject[] | null | undefined): string {
   const first = errors?.[0];

@@ -132,7 +132,11 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     },
     logger,
     readiness,
-    tls: { ...tls, ...(clientCa === undefined ? {} : { clientCa, allowedClientNames: options.allowedClientNames }) },
+    tls: {
+      cert: tls.cert,
+      key: tls.key,
+      ...(clientCa === undefined ? {} : { clientCa, allowedClientNames: options.allowedClientNames }),
+    },
     metrics,
     closing: () => state.stopping,
     ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),

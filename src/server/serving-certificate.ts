@@ -72,10 +72,9 @@ export class ServingCertificate {
     return true;
   }
 
-  /** Watches and polls the folder; each new valid pair goes to `onChange`. */
+  /** Watches and polls the folder (the constructor read it already); each new valid pair goes to `onChange`. */
   start(onChange: (pair: ServingPair) => void): void {
     this.onChange = onChange;
-    this.reload();
     const folder = dirname(this.certFile);
     try {
       this.watcher = watch(folder, () => this.scheduleReload());
