@@ -23,6 +23,24 @@ function tlsTo(server: BuiltServer): Promise<TLSSocket> {
   });
 }
 
+/**
+ * Opens `count` TLS connections in batches of 50; each sends one request and then idles on keep-alive
+ * (what a pooled client leaves behind).
+ */
+async function idleFlood(server: BuiltServer, count: number): Promise<TLSSocket[]> {
+  const flood: TLSSocket[] = [];
+  for (let i = 0; i < count; i += 50) {
+    const batch = await Promise.all(Array.from({ length: 50 }, () => tlsTo(server)));
+    for (const s of batch) {
+      s.on('error', () => undefined);
+      s.on('data', () => undefined);
+      s.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    }
+    flood.push(...batch);
+  }
+  return flood;
+}
+
 /** Milliseconds until the server closes the socket, or undefined if it is still open after `limitMs`. */
 function closedWithin(socket: Socket, limitMs: number): Promise<number | undefined> {
   const started = Date.now();
@@ -87,16 +105,7 @@ t.test(`an idle keep-alive flood is held at ${MAX_CONNECTIONS} connections and p
   const flood: TLSSocket[] = [];
   t.teardown(() => flood.forEach((s) => s.destroy()));
   const count = MAX_CONNECTIONS + 300;
-  for (let i = 0; i < count; i += 50) {
-    const batch = await Promise.all(Array.from({ length: 50 }, () => tlsTo(server)));
-    for (const s of batch) {
-      s.on('error', () => undefined);
-      s.on('data', () => undefined);
-      // One request each, then idle on a keep-alive connection (what a pooled client leaves behind).
-      s.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    }
-    flood.push(...batch);
-  }
+  flood.push(...(await idleFlood(server, count)));
   await new Promise((resolve) => setTimeout(resolve, 500));
   const probes = await Promise.all(
     Array.from({ length: 20 }, () => httpsRequest(server.port, { method: 'GET', path: '/readyz', ca: server.ca })),
@@ -138,15 +147,7 @@ t.test(
     const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
     const flood: Socket[] = [];
     t.teardown(() => flood.forEach((s) => s.destroy()));
-    for (let i = 0; i < 3 * MAX_CONNECTIONS; i += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, () => tlsTo(server)));
-      for (const s of batch) {
-        s.on('error', () => undefined);
-        s.on('data', () => undefined);
-        s.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      }
-      flood.push(...batch);
-    }
+    flood.push(...(await idleFlood(server, 3 * MAX_CONNECTIONS)));
     // Connections that open TCP and never start their handshake, within their 4 s handshake timeout.
     for (let i = 0; i < 3 * BOUNDS.handshakes; i++) {
       const s = tcpConnect({ host: '127.0.0.1', port: server.port });
