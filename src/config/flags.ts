@@ -18,6 +18,11 @@ export interface FlagSpec {
   readonly short?: string;
   readonly min?: number;
   readonly max?: number;
+  /**
+   * Accepted for upstream compatibility and otherwise ignored (klog's logging flags): any value is taken as
+   * given, and the flag is named in `ParsedFlags.ignored` so that the caller can say so once.
+   */
+  readonly ignored?: true;
 }
 
 export type FlagValue = string | number | boolean | readonly string[];
@@ -71,6 +76,8 @@ function convert(spec: FlagSpec, raw: string, source: string): FlagValue {
 export interface ParsedFlags {
   readonly values: ReadonlyMap<string, FlagValue>;
   readonly positionals: readonly string[];
+  /** Flags given on the command line that are accepted and ignored, in the order given, each once. */
+  readonly ignored: readonly string[];
 }
 
 function takeValue(spec: FlagSpec, inline: string | undefined, argv: readonly string[], i: number): [string, number] {
@@ -87,6 +94,7 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
   for (const s of specs) if (s.short !== undefined) byName.set(s.short, s);
   const values = new Map<string, FlagValue>();
   const positionals: string[] = [];
+  const ignored: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') {
@@ -94,7 +102,7 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
       break;
     }
     // Go's flag package also accepts a single dash for long flags.
-    const match = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
+    const match = /^--?([a-z][a-z0-9_-]*)(?:=(.*))?$/s.exec(arg);
     if (match === null || arg === '-') {
       positionals.push(arg);
       continue;
@@ -104,10 +112,15 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
     if (spec === undefined) throw new UsageError(`unknown flag ${given.length === 1 ? '-' : '--'}${given}; see --help`);
     const [raw, next] = takeValue(spec, match[2], argv, i);
     i = next;
+    if (spec.ignored === true) {
+      if (spec.type === 'bool') convert(spec, raw, 'flag');
+      if (!ignored.includes(spec.name)) ignored.push(spec.name);
+      continue;
+    }
     values.set(spec.name, convert(spec, raw, 'flag'));
   }
-  for (const spec of specs) if (!values.has(spec.name)) setUnset(spec, values, env);
-  return { values, positionals };
+  for (const spec of specs) if (!values.has(spec.name) && spec.ignored !== true) setUnset(spec, values, env);
+  return { values, positionals, ignored };
 }
 
 /** A flag not on the command line: from its environment variable, else its default, else required. */
@@ -143,11 +156,18 @@ export function flagList(flags: ParsedFlags, name: string): readonly string[] {
 
 /** Help text: one line per flag with its environment variable and default. */
 export function formatHelp(usage: string, specs: readonly FlagSpec[]): string {
-  const lines = specs.map((s) => {
-    const env = s.env === undefined ? '' : ` [$${s.env}]`;
-    const def = s.default === undefined ? '' : ` (default ${s.default})`;
-    const short = s.short === undefined ? '' : `-${s.short}, `;
-    return `  ${short}--${s.name}${env}\n      ${s.help}${def}`;
-  });
-  return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
+  const ignored = specs.filter((s) => s.ignored === true).map((s) => `--${s.name}`);
+  const lines = specs
+    .filter((s) => s.ignored !== true)
+    .map((s) => {
+      const env = s.env === undefined ? '' : ` [$${s.env}]`;
+      const def = s.default === undefined ? '' : ` (default ${s.default})`;
+      const short = s.short === undefined ? '' : `-${s.short}, `;
+      return `  ${short}--${s.name}${env}\n      ${s.help}${def}`;
+    });
+  const tail =
+    ignored.length === 0
+      ? ''
+      : `\nAccepted for upstream compatibility and ignored (one warning names them):\n  ${ignored.join(' ')}\n`;
+  return `${usage}\n\nFlags:\n${lines.join('\n')}\n${tail}`;
 }

@@ -7,6 +7,28 @@ import { LOG_LEVELS, type LogLevel } from '../log/levels.js';
 /** Rules an operator may put in warn-only mode (the cannot-answer rules always deny: never guess). */
 const SOFTENABLE_RULES = RULE_IDS.filter((r) => !CANNOT_ANSWER_RULES.has(r));
 
+/**
+ * klog's flags, as upstream's main.go registers them (klog.InitFlags): an upstream Deployment passes them, and
+ * they have no meaning for pino's JSON lines on stdout. Accepted with any value; serve logs one warning naming
+ * those given. (`-v` is klog's too, and is honoured: see `v` below.)
+ */
+const KLOG_FLAGS: readonly FlagSpec[] = (
+  [
+    ['add_dir_header', 'bool'],
+    ['alsologtostderr', 'bool'],
+    ['log_backtrace_at', 'string'],
+    ['log_dir', 'string'],
+    ['log_file', 'string'],
+    ['log_file_max_size', 'int'],
+    ['logtostderr', 'bool'],
+    ['one_output', 'bool'],
+    ['skip_headers', 'bool'],
+    ['skip_log_headers', 'bool'],
+    ['stderrthreshold', 'string'],
+    ['vmodule', 'string'],
+  ] as const
+).map(([name, type]) => ({ name, type, ignored: true, help: "klog's, accepted and ignored" }));
+
 /** The flags of `snapshot-webhook serve`. The README's table is checked against this list by a test. */
 export const SERVE_FLAGS: readonly FlagSpec[] = [
   {
@@ -142,6 +164,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     help: 'also serve /healthz, /readyz and /metrics over plain HTTP on this port (0: off); for kubelet probes with --client-ca-file',
   },
   { name: 'help', type: 'bool', help: 'print this help' },
+  ...KLOG_FLAGS,
 ];
 
 export interface ServeOptions {
@@ -161,6 +184,8 @@ export interface ServeOptions {
   readonly clientCaFile: string | undefined;
   readonly allowedClientNames: readonly string[];
   readonly probePort: number;
+  /** Upstream's klog flags that were given: accepted, ignored, named in one warning at start. */
+  readonly ignoredFlags: readonly string[];
 }
 
 export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ServeOptions {
@@ -198,5 +223,6 @@ export function parseServeOptions(argv: readonly string[], env: NodeJS.ProcessEn
     clientCaFile,
     allowedClientNames,
     probePort: flagNumber(flags, 'probe-port'),
+    ignoredFlags: flags.ignored,
   };
 }

@@ -105,6 +105,12 @@ function metricsFor(classes: ClassSource, certificate: ServingCertificate): Webh
 export async function startServer(options: ServeOptions, logger = createLogger(options.logLevel)): Promise<RunningServer> {
   // Build the route table before the first request, not during it (the validators are compiled ahead of time).
   allRoutes();
+  if (options.ignoredFlags.length > 0) {
+    logger.warn(
+      { flags: options.ignoredFlags.map((f) => `--${f}`) },
+      "upstream's klog flags accepted and ignored: logs are JSON lines on stdout",
+    );
+  }
   const clientCa = readClientCa(options.clientCaFile);
   const { source: classes, events: eventSink, agreement } = await connectClasses(options, logger);
   const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { findTool, unpackTool } from '../helpers/tools.mjs';
-import { startFakeApiserver } from './fake-apiserver.mjs';
+import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { writeReport } from './report.mjs';
 import { decisionP99 } from './scaling.mjs';

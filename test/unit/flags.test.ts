@@ -40,6 +40,46 @@ t.test('upstream argument forms keep working', async (t) => {
   t.match(o, { tlsCertFile: 'c', port: 443, preventVolumeModeConversion: false, logLevel: 'debug', kubeconfig: '/kc' });
 });
 
+t.test("klog's flags, as an upstream Deployment passes them, are accepted, ignored and named", async (t) => {
+  const o = parseServeOptions(
+    [
+      ...REQUIRED,
+      '--logtostderr',
+      '--alsologtostderr=false',
+      '-v',
+      '5',
+      '-log_dir=/var/log',
+      '--log_file',
+      '/tmp/x.log',
+      '--log_file_max_size=10',
+      '--stderrthreshold=INFO',
+      '--vmodule=webhook=4',
+      '--skip_headers',
+      '--logtostderr=true',
+    ],
+    {},
+  );
+  t.same(o.ignoredFlags, [
+    'logtostderr',
+    'alsologtostderr',
+    'log_dir',
+    'log_file',
+    'log_file_max_size',
+    'stderrthreshold',
+    'vmodule',
+    'skip_headers',
+  ]);
+  t.equal(o.logLevel, 'debug', '-v 5 is honoured');
+  t.equal(o.tlsCertFile, 'c', 'the flags around them are read as before');
+  t.same(parseServeOptions(REQUIRED, {}).ignoredFlags, [], 'none given, none named');
+  t.throws(
+    () => parseServeOptions([...REQUIRED, '--logtostderr=maybe'], {}),
+    UsageError,
+    'a boolean still takes only true or false',
+  );
+  t.throws(() => parseServeOptions([...REQUIRED, '--log-dir=/x'], {}), /unknown flag --log-dir/, 'only the names klog registers');
+});
+
 t.test('environment variables, and the command line wins', async (t) => {
   const env = {
     SNAPSHOT_WEBHOOK_TLS_CERT_FILE: 'envc',
@@ -98,7 +138,10 @@ t.test('positionals and --', async (t) => {
 
 t.test('the README documents every serve flag and its environment variable', async (t) => {
   const readme = readFileSync('README.md', 'utf8');
-  for (const flag of SERVE_FLAGS.filter((f) => f.name !== 'help')) {
+  for (const flag of SERVE_FLAGS.filter((f) => f.ignored === true)) {
+    t.match(readme, `\`--${flag.name}\``, `klog's --${flag.name} is named as accepted and ignored`);
+  }
+  for (const flag of SERVE_FLAGS.filter((f) => f.name !== 'help' && f.ignored !== true)) {
     const row = readme.split('\n').find((l) => new RegExp(`^\\|\\s*\`--${flag.name}\`\\s*\\|`).test(l));
     t.ok(row, `--${flag.name} has a row`);
     if (flag.env !== undefined) t.match(row, `\`${flag.env}\``, `${flag.env} documented`);
