@@ -119,8 +119,13 @@ class Audit {
   /** Reads one target a page at a time; each page goes to `use`. A failed list is a problem, the rest goes on. */
   private async read(target: Target, use: (objects: ManifestObject[]) => void | Promise<void>): Promise<void> {
     const file = `${target.group}/${target.version}`;
+    let count = 0;
     try {
-      for await (const page of this.cluster.listPages(target)) await use(page.map((object) => ({ file, line: 0, object })));
+      for await (const page of this.cluster.listPages(target)) {
+        count += page.length;
+        await use(page.map((object) => ({ file, line: 0, object })));
+      }
+      this.notes.push(`read ${target.resource}.${target.group} at ${target.version}: ${count} object${count === 1 ? '' : 's'}`);
     } catch (error) {
       const reason = this.cluster.problem(target, error);
       this.problem(file, reason);

@@ -2,7 +2,7 @@ import type { ClassIndex } from '../classes/class-index.js';
 import { classKindOf } from '../classes/static-classes.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
-import type { RuleId } from '../rules/finding.js';
+import type { Finding, RuleId } from '../rules/finding.js';
 import { decideRequest } from '../rules/decide-request.js';
 import { ENFORCE_ALL } from '../rules/decide.js';
 import type { AdmittedClass } from '../rules/default-claim.js';
@@ -67,6 +67,8 @@ export async function checkManifests(
 ): Promise<CheckResult> {
   const findings: ManifestFinding[] = [];
   const definedAt = new Map<string, ManifestObject>();
+  /** Classes of the input that the rules denied: a snapshot naming one is told so, not "does not exist". */
+  const deniedClasses = new Map<string, ManifestObject>();
   let checked = 0;
   let denied = 0;
   let skipped = 0;
@@ -109,17 +111,31 @@ export async function checkManifests(
     if (!decision.allowed && decision.denial !== undefined) {
       denied += 1;
       const first = firstDefinition(decision.denial.conflictsWith, route.kind, definedAt);
+      if (route.classKind !== undefined && name !== undefined) deniedClasses.set(`${route.classKind}/${name}`, item);
       findings.push({ ...at, severity: 'error', rule: decision.denial.rule, message: decision.denial.message + first });
     }
     // Offline, every problem is reported as itself: a second denial is an error too, not an "also" warning.
-    for (const f of evaluation.findings) {
-      if (f !== decision.denial)
-        findings.push({ ...at, severity: f.warning === true ? 'warning' : 'error', rule: f.rule, message: f.message });
-    }
+    const others = evaluation.findings.filter((f) => f !== decision.denial);
+    findings.push(...others.map((f) => asManifestFinding(f, at, deniedClasses)));
   }
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   const warnings = findings.filter((f) => f.severity === 'warning').length;
   return { findings, summary: { checked, denied, warnings, skipped, unreadable: unknownKinds } };
+}
+
+type Place = Pick<ManifestFinding, 'file' | 'line' | 'kind' | 'namespace' | 'name'>;
+
+function asManifestFinding(f: Finding, at: Place, deniedClasses: ReadonlyMap<string, ManifestObject>): ManifestFinding {
+  const message = deniedInInput(f, deniedClasses) ?? f.message;
+  return { ...at, severity: f.warning === true ? 'warning' : 'error', rule: f.rule, message };
+}
+
+/** For a snapshot naming a class that this input holds but the rules denied: where, and that it must be fixed. */
+function deniedInInput(finding: Finding, deniedClasses: ReadonlyMap<string, ManifestObject>): string | undefined {
+  const missing = finding.missingClass;
+  const where = missing === undefined ? undefined : deniedClasses.get(`${missing.kind}/${missing.name}`);
+  if (missing === undefined || where === undefined) return undefined;
+  return `${missing.kind} ${missing.name} is in this input but would be denied (${where.file}:${where.line}); the snapshot waits until it exists`;
 }
 
 /** ` (defined at FILE:LINE)` when the class a denial names was itself written in the input. */

@@ -10,6 +10,10 @@ const REVIEW_FLAGS: readonly FlagSpec[] = [
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 
+/** Without --classes-from the review sees a cluster with no classes: the rules that read classes say nothing. */
+export const NO_CLASSES_WARNING =
+  'snapshot-webhook: warning: no --classes-from: the default-class rule was not checked (a second default would be allowed) and every named class "does not exist"; pass the cluster\'s classes, e.g. kubectl get volumesnapshotclasses -o yaml > classes.yaml';
+
 /**
  * `snapshot-webhook review FILE`: the answer the server would give to an AdmissionReview (for example one
  * from an apiserver audit log), to debug a denial. `-` reads standard input.
@@ -36,6 +40,7 @@ export async function runReview(argv: readonly string[]): Promise<number> {
       options: { preventVolumeModeConversion: flags.values.get('prevent-volume-mode-conversion') === true },
       modes: { mode: 'enforce', warnRules: new Set() },
     });
+    if (classesFrom === undefined) process.stderr.write(`${NO_CLASSES_WARNING}\n`);
     process.stdout.write(`${JSON.stringify(outcome.body, null, 2)}\n`);
     return outcome.decision.allowed ? 0 : 1;
   } catch (error) {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClassIndex } from '../classes/class-index.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
-import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { flagBool, flagList, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import { readBounded } from '../manifests/manifest-files.js';
 import { parseManifests, readManifests, type ManifestObject, type ManifestSet } from '../manifests/read-manifests.js';
 import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
@@ -35,16 +35,21 @@ const VALIDATE_FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     help: 'skip objects of the snapshot API groups whose kind or version this webhook does not know, instead of exit 2',
   },
+  {
+    name: 'exclude',
+    type: 'list',
+    help: 'skip files and folders whose path (as found under PATH) matches this glob, e.g. `**/templates` for Helm charts; repeatable',
+  },
   { name: 'kustomize', type: 'string', help: 'also check what `kubectl kustomize DIR` renders' },
   ...FINDING_FLAGS,
 ];
 
 const USAGE = 'Usage: snapshot-webhook validate [flags] PATH... (files, folders, or - for stdin)';
 
-function readInputs(paths: readonly string[]): ManifestSet {
+function readInputs(paths: readonly string[], exclude: readonly string[]): ManifestSet {
   const all: ManifestSet = { objects: [], problems: [] };
   const files = paths.filter((p) => p !== '-');
-  const fromFiles = readManifests(files);
+  const fromFiles = readManifests(files, exclude);
   all.objects.push(...fromFiles.objects);
   all.problems.push(...fromFiles.problems);
   if (paths.includes('-')) {
@@ -140,7 +145,7 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
   const flags = parseFlags(VALIDATE_FLAGS, argv, {});
   const kustomize = flagString(flags, 'kustomize');
   if (flags.positionals.length === 0 && kustomize === undefined) throw new UsageError(`no PATH given. ${USAGE}`);
-  const input = readInputs(flags.positionals);
+  const input = readInputs(flags.positionals, flagList(flags, 'exclude'));
   if (kustomize !== undefined) {
     const rendered = renderKustomize(kustomize);
     input.objects.push(...rendered.objects);

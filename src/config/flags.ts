@@ -112,15 +112,25 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
     if (spec === undefined) throw new UsageError(`unknown flag ${given.length === 1 ? '-' : '--'}${given}; see --help`);
     const [raw, next] = takeValue(spec, match[2], argv, i);
     i = next;
-    if (spec.ignored === true) {
-      if (spec.type === 'bool') convert(spec, raw, 'flag');
-      if (!ignored.includes(spec.name)) ignored.push(spec.name);
-      continue;
-    }
-    values.set(spec.name, convert(spec, raw, 'flag'));
+    store(spec, raw, values, ignored);
   }
   for (const spec of specs) if (!values.has(spec.name) && spec.ignored !== true) setUnset(spec, values, env);
   return { values, positionals, ignored };
+}
+
+/**
+ * One flag from the command line. An ignored flag is only named (a boolean still takes only true or false); a
+ * repeated list flag adds to the list (as pflag's string slices do); any other flag's last value wins.
+ */
+function store(spec: FlagSpec, raw: string, values: Map<string, FlagValue>, ignored: string[]): void {
+  if (spec.ignored === true) {
+    if (spec.type === 'bool') convert(spec, raw, 'flag');
+    if (!ignored.includes(spec.name)) ignored.push(spec.name);
+    return;
+  }
+  const value = convert(spec, raw, 'flag');
+  const before = values.get(spec.name);
+  values.set(spec.name, Array.isArray(before) && Array.isArray(value) ? [...before, ...value] : value);
 }
 
 /** A flag not on the command line: from its environment variable, else its default, else required. */

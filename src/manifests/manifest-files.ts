@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, matchesGlob, normalize } from 'node:path';
 
 /** One Kubernetes object found in a manifest file, with where it was written. */
 export interface ManifestObject {
@@ -52,16 +52,26 @@ export function readBounded(file: string | 0): { text: string } | { problem: str
   }
 }
 
-/** Files under a path: the path itself if it is a file, else every .yaml/.yml/.json below it, sorted. */
-export function manifestFiles(path: string): string[] {
+/** Whether a path (as the walk finds it, normalized: `chart/templates/a.yaml`) matches one of the globs. */
+function excluded(path: string, exclude: readonly string[]): boolean {
+  const normalized = normalize(path);
+  return exclude.some((glob) => matchesGlob(normalized, glob));
+}
+
+/**
+ * Files under a path: the path itself if it is a file, else every .yaml/.yml/.json below it, sorted. A file or
+ * folder whose path matches an `exclude` glob is left out (a folder with everything below it).
+ */
+export function manifestFiles(path: string, exclude: readonly string[] = []): string[] {
+  if (excluded(path, exclude)) return [];
   if (!statSync(path).isDirectory()) return [path];
   return readdirSync(path, { withFileTypes: true })
     .filter((e) => !e.name.startsWith('.'))
     .sort((a, b) => a.name.localeCompare(b.name))
     .flatMap((e) => {
       const full = join(path, e.name);
-      if (e.isDirectory()) return manifestFiles(full);
-      return MANIFEST_FILE.test(e.name) ? [full] : [];
+      if (e.isDirectory()) return manifestFiles(full, exclude);
+      return MANIFEST_FILE.test(e.name) && !excluded(full, exclude) ? [full] : [];
     });
 }
 
@@ -77,12 +87,12 @@ export function listItems(value: Record<string, unknown>): unknown[] | undefined
 }
 
 /** Reads every manifest under the paths with `parse`. Unreadable files are problems, not exceptions. */
-export function readManifestFiles(paths: readonly string[], parse: ManifestParser): ManifestSet {
+export function readManifestFiles(paths: readonly string[], parse: ManifestParser, exclude: readonly string[] = []): ManifestSet {
   const all: ManifestSet = { objects: [], problems: [] };
   for (const path of paths) {
     let files: string[];
     try {
-      files = manifestFiles(path);
+      files = manifestFiles(path, exclude);
     } catch (error) {
       all.problems.push({ file: path, line: 0, message: `cannot read: ${(error as Error).message}` });
       continue;

@@ -10,6 +10,9 @@ import {
 
 export type { ManifestObject, ManifestProblem, ManifestSet };
 
+/** Said with a syntax error in a file that holds `{{`: a template is not a manifest until it is rendered. */
+const TEMPLATE_HINT = ' (the file holds `{{`: a template? render it first, or skip it with --exclude)';
+
 /**
  * Parses one file's text: multi-document YAML (JSON is YAML), `List` kinds unpacked. A syntax error is a
  * problem of that document, and the other documents are still read.
@@ -26,10 +29,11 @@ export function parseManifests(file: string, text: string): ManifestSet {
     if (doc.errors.length > 0) {
       const error = doc.errors[0];
       const at = error === undefined ? line : lines.linePos(error.pos[0]).line;
+      const template = text.includes('{{') ? TEMPLATE_HINT : '';
       problems.push({
         file,
         line: at,
-        message: `YAML syntax error: ${error?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unreadable'}`,
+        message: `YAML syntax error: ${error?.message.split('\n')[0]?.replace(/:$/, '') ?? 'unreadable'}${template}`,
       });
       continue;
     }
@@ -65,6 +69,6 @@ export function parseManifests(file: string, text: string): ManifestSet {
  * Reads every manifest under the paths, with the line of every document and List item (the `yaml` parser
  * keeps positions): what `snapshot-webhook validate` reports.
  */
-export function readManifests(paths: readonly string[]): ManifestSet {
-  return readManifestFiles(paths, parseManifests);
+export function readManifests(paths: readonly string[], exclude: readonly string[] = []): ManifestSet {
+  return readManifestFiles(paths, parseManifests, exclude);
 }

@@ -15,6 +15,8 @@ export function classExistsWarning<T>(kind: ClassKind, className: Field<T>): Che
     if (oldObject !== undefined && sameValue(className.get(oldObject), name)) return undefined;
     if (classes.exists(kind, name) !== false) return undefined;
     const shown = name.length > BOUNDS.classNameShownChars ? `${name.slice(0, BOUNDS.classNameShownChars - 3)}...` : name;
-    return warn('class-not-found', `${kind} ${shown} does not exist (yet); the snapshot waits until it does`);
+    return warn('class-not-found', `${kind} ${shown} does not exist (yet); the snapshot waits until it does`, {
+      missingClass: { kind, name },
+    });
   };
 }

@@ -1,3 +1,4 @@
+import type { ClassKind } from '../classes/class-kinds.js';
 /**
  * What a rule reports. A rule returns findings; the admission layer turns the first denying finding into a
  * denial and the rest into warnings. Rule ids are stable: they appear in logs, metrics and `--warn-rules`.
@@ -34,6 +35,8 @@ export interface Finding {
   readonly conflictsWith?: string;
   /** What the log says instead of `message`, when the message echoes values that may be credentials. */
   readonly logMessage?: string;
+  /** The class a `class-not-found` warning names (the CLI says so when its own input denied that class). */
+  readonly missingClass?: { readonly kind: ClassKind; readonly name: string };
 }
 
 export function deny(
@@ -44,6 +47,6 @@ export function deny(
   return { rule, message, ...extra };
 }
 
-export function warn(rule: RuleId, message: string): Finding {
-  return { rule, message, warning: true };
+export function warn(rule: RuleId, message: string, extra: { missingClass?: Finding['missingClass'] } = {}): Finding {
+  return { rule, message, warning: true, ...extra };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import t from 'tap';
+import { NO_CLASSES_WARNING } from '../../src/cli/review-command.js';
 import { RULE_DESCRIPTIONS } from '../../src/cli/rule-descriptions.js';
 import { MAX_MANIFEST_BYTES } from '../../src/manifests/manifest-files.js';
 import { RULE_IDS } from '../../src/rules/finding.js';
@@ -39,6 +40,17 @@ t.test('a double default split across two files names both', async (t) => {
   );
 });
 
+t.test('a snapshot naming a class that this input denies is told so, not "does not exist"', async (t) => {
+  const r = runCli(['validate', `${DIR}/denied-class`]);
+  t.equal(r.status, 1);
+  t.same(r.stdout.trimEnd().split('\n'), [
+    `${DIR}/denied-class/classes.yaml:10: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com (defined at ${DIR}/denied-class/classes.yaml:1)`,
+    `${DIR}/denied-class/snapshots.yaml:1: VolumeSnapshot apps/on-slow: warning: VolumeSnapshotClass slow is in this input but would be denied (${DIR}/denied-class/classes.yaml:10); the snapshot waits until it exists`,
+    `${DIR}/denied-class/snapshots.yaml:11: VolumeSnapshot apps/on-nothing: warning: VolumeSnapshotClass absent does not exist (yet); the snapshot waits until it does`,
+    '4 checked, 1 denied, 2 warnings, 0 skipped (not snapshot kinds), 0 unreadable',
+  ]);
+});
+
 t.test('a default that clashes with an existing class (--classes-from)', async (t) => {
   const r = runCli([
     'validate',
@@ -63,6 +75,28 @@ t.test('a broken YAML file next to a good one: named with its line, the other st
     `${DIR}/broken/good.yaml:1: VolumeSnapshot apps/fine: Spec.Source.VolumeSnapshotContentName must not be the empty string`,
   );
   t.equal(lines[2], '1 checked, 1 denied, 0 warnings, 0 skipped (not snapshot kinds), 1 unreadable');
+});
+
+t.test('a Helm chart: its templates are unreadable until rendered, and --exclude skips them', async (t) => {
+  const plain = runCli(['validate', `${DIR}/helm-chart`]);
+  t.equal(plain.status, 2, 'a template is not YAML: exit 2');
+  t.match(
+    plain.stdout,
+    /templates\/snapshot\.yaml:\d+: YAML syntax error: .*a template\? render it first, or skip it with --exclude/,
+  );
+  const skipped = runCli(['validate', '--exclude', '**/templates', `${DIR}/helm-chart`]);
+  t.equal(skipped.status, 0, skipped.stdout);
+  t.equal(
+    skipped.stdout,
+    '1 checked, 0 denied, 0 warnings, 1 skipped (not snapshot kinds), 0 unreadable\n',
+    'Chart.yaml skipped, snapshot.yaml checked',
+  );
+  const both = runCli(['validate', '--exclude=**/Chart.yaml', '--exclude', '**/templates/*.yaml', `${DIR}/helm-chart`]);
+  t.equal(
+    both.stdout,
+    '1 checked, 0 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable\n',
+    'repeated: both globs apply',
+  );
 });
 
 t.test('--old checks each object as an UPDATE of its namesake', async (t) => {
@@ -184,6 +218,10 @@ t.test('review prints the answer the server would give', async (t) => {
       status: { message: 'default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath.csi.k8s.io' },
     },
   });
+  t.equal(r.stderr, '', 'with classes: no warning');
+  const noClasses = runCli(['review', 'test/fixtures/samples/second-default-class.json']);
+  t.equal(noClasses.status, 0, 'no classes: the second default is allowed');
+  t.equal(noClasses.stderr, `${NO_CLASSES_WARNING}\n`, 'and the warning says the rule was not checked');
   const bad = runCli(['review', '-'], '{"kind":"AdmissionReview"}');
   t.equal(bad.status, 2);
   t.equal(bad.stderr, "snapshot-webhook: -: malformed AdmissionReview: (root) must have required property 'apiVersion'\n");

@@ -3,12 +3,13 @@
 // one kind. On 1.36 (upstream's v8.6.0 CRDs, CEL live) a snapshot with two sources cannot be stored, so the object
 // that predates the webhook is a content whose reference names no snapshot, which CEL lets through.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { BOUNDS } from '../../src/limits/bounds.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
@@ -164,6 +165,35 @@ t.test('a kind the auditor may not list is reported; the others are still checke
   // The defect is a content on 1.36: then it is not read.
   const denied = kube.celLive ? 3 : 4;
   t.match(lines.at(-1), new RegExp(`, ${denied} denied, 0 warnings, 0 skipped \\(not snapshot kinds\\), 1 unreadable$`));
+});
+
+t.test('the shipped ClusterRole snapshot-webhook-audit is all audit needs: every kind read, nothing unreadable', async (t) => {
+  const c = cluster as TestCluster;
+  const kc = new KubeConfig();
+  kc.loadFromFile(c.kubeconfig);
+  const role = parse(
+    readFileSync(fileURLToPath(new URL('../../manifests/base/audit-cluster-role.yaml', import.meta.url)), 'utf8'),
+  );
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({ body: role as V1ClusterRole });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: 'shipped-auditor' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'snapshot-webhook-audit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'shipped-auditor' }],
+    },
+  });
+  const r = audit([`--kubeconfig=${c.kubeconfigFor('shipped-auditor')}`]);
+  t.equal(r.status, 1, `exit 1: something would be denied, nothing unreadable\n${r.stderr}`);
+  t.equal(
+    r.stdout.trimEnd().split('\n').at(-1),
+    `${4 + SNAPSHOTS + 2} checked, 4 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable`,
+  );
+  t.match(
+    r.stderr,
+    /read volumegroupsnapshotclasses\.groupsnapshot\.storage\.k8s\.io at v\w+: 1 object\n/,
+    'the versions read are named',
+  );
 });
 
 t.test('a cluster that cannot be reached: exit 2 with the reason', async (t) => {

@@ -54,7 +54,8 @@ for (const c of readJson<Case[]>(`${DIR}/cases.json`)) {
     if (c.lines !== undefined) t.same(formatText(findings, summary).trimEnd().split('\n'), c.lines);
     if (c.notes !== undefined) t.same(notes, c.notes);
     if (c.count !== undefined) t.match(summary, c.count);
-    if (c.served !== 'unreachable') t.ok(pages.filter((p) => p.startsWith('volumesnapshots.')).length >= 2, 'read in pages');
+    if (c.served !== 'unreachable' && (c.served['snapshot.storage.k8s.io']?.length ?? 0) > 0)
+      t.ok(pages.filter((p) => p.startsWith('volumesnapshots.')).length >= 2, 'read in pages');
   });
 }
 
