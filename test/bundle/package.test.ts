@@ -1,4 +1,4 @@
-// The package as a pipeline installs it: packed, installed from the tarball into an empty prefix, run from
+// The package as a user installs it: packed, installed globally from the tarball into an empty prefix, run from
 // there; and docs/cli.md's CI recipe run against it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,18 +25,22 @@ const prefix = join(work, 'prefix');
 mkdirSync(prefix);
 execFileSync(
   'npm',
-  ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', prefix, join(work, tarball)],
+  // `npm install -g ./snapshot-webhook-*.tgz`, as docs/cli.md gives it, into an empty global prefix.
+  ['install', '-g', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', prefix, join(work, tarball)],
   {
     encoding: 'utf8',
     env,
     stdio: 'pipe',
   },
 );
-const bin = join(prefix, 'node_modules/.bin/snapshot-webhook');
+const bin = join(prefix, 'bin/snapshot-webhook');
 
-t.test('installed from the tarball, it runs: --version and validate', async (t) => {
+t.test('installed globally from the tarball, it runs: --version, --help and validate', async (t) => {
   const v = spawnSync(bin, ['--version'], { encoding: 'utf8', env });
   t.equal(v.stdout, `snapshot-webhook ${version}\n`);
+  const help = spawnSync(bin, ['--help'], { encoding: 'utf8', env });
+  t.equal(help.status, 0);
+  t.match(help.stdout, 'snapshot-webhook validate [flags] PATH...');
   const r = spawnSync(bin, ['validate', join(ROOT, 'test/fixtures/cli/mistakes')], { encoding: 'utf8', env });
   t.equal(r.status, 1, 'denials found');
   t.match(r.stdout, '5 checked, 4 denied');
