@@ -28,6 +28,7 @@ export const BOUNDS = {
   driverSeries: 100,
   liveClaims: 100,
   pageSize: 500,
+  handshakeLogSeconds: 60,
 } as const;
 
 export type BoundName = keyof typeof BOUNDS;
@@ -58,6 +59,8 @@ export const BOUND_REASONS: Readonly<Record<BoundName, string>> = {
   logDepth: 'nesting of a redacted log field, past which it reads `[too deep]`',
   clientNamesLogged: 'names of a refused client certificate in its log line',
   driverSeries: 'drivers per class kind in the default_classes gauge, the most defaults first: a double default always shows',
+  handshakeLogSeconds:
+    'seconds between two log lines about failed TLS handshakes of one reason (each failure is counted in a metric): a flood of bad handshakes is a line a minute',
   liveClaims: 'claims younger than the claim window in one Lease; beyond it new defaults are refused with 503',
   pageSize: 'objects per list page of `audit`: one page of the largest snapshot objects stays a few MB',
 };

@@ -4,6 +4,7 @@ import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import Fastify, { type FastifyError, type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { NotFoundError } from '../admission/errors.js';
 import { admissionRoutes, type AdmissionRouteOptions } from './admission-route.js';
+import { watchHandshakeFailures } from './handshake-failures.js';
 import { limitConnections } from './connection-limit.js';
 import { conversionRoutes } from './conversion-route.js';
 import { asWebhookError, errorBody } from './error-body.js';
@@ -120,6 +121,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = createFastify(options.tls);
   const connections = limitConnections(app.server as unknown as HttpServer, options.tls !== undefined);
   metrics?.watchConnections(connections);
+  if (options.tls !== undefined)
+    watchHandshakeFailures(app.server as unknown as TlsServer, logger, (reason) => metrics?.handshakeFailed(reason));
   if (options.tls?.clientCa !== undefined) refuseUnknownClients(app.server as unknown as TlsServer, options.tls, options);
   app.setErrorHandler((raw: FastifyError, request, reply) => {
     const error = asWebhookError(raw, request);

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ReviewOutcome } from '../admission/review.js';
 import { packageVersion } from '../config/version.js';
 import type { ConnectionCounts } from './connection-limit.js';
+import type { HandshakeFailure } from './handshake-failures.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
@@ -111,6 +112,17 @@ export class WebhookMetrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+
+  private readonly handshakeFailures = new Counter({
+    name: `${PREFIX}tls_handshake_failures_total`,
+    help: 'Failed TLS handshakes on the HTTPS port, by reason (certificate-rejected: the client does not trust the serving certificate, a wrong caBundle; client-certificate, not-tls, aborted, other).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  handshakeFailed(reason: HandshakeFailure): void {
+    this.handshakeFailures.inc({ reason });
+  }
 
   clientRefused(reason: 'handshake' | 'name'): void {
     this.refused.inc({ reason });

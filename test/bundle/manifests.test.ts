@@ -33,7 +33,13 @@ t.before(async () => {
 
 const served = [...allRoutes().values()].map((r) => `${r.group}/${r.version}/${r.resource}`).sort();
 
-for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overlays/self-signed']) {
+for (const overlay of [
+  '',
+  'overlays/cert-manager',
+  'overlays/openshift',
+  'overlays/openshift-monitoring',
+  'overlays/self-signed',
+]) {
   t.test(`${overlay || 'base'} renders and is consistent`, async (t) => {
     const docs = render(overlay);
     const hooks = one(docs, 'ValidatingWebhookConfiguration');
@@ -147,11 +153,29 @@ for (const overlay of ['', 'overlays/cert-manager', 'overlays/openshift', 'overl
       );
     }
     if (overlay === 'overlays/openshift') {
-      const monitor = one(docs, 'ServiceMonitor');
-      t.same(monitor.spec.selector.matchLabels, { 'app.kubernetes.io/name': service.metadata.labels['app.kubernetes.io/name'] });
-      t.equal(monitor.spec.endpoints[0].port, service.spec.ports[0].name, 'the monitor scrapes the Service port');
-      t.equal(monitor.spec.endpoints[0].tlsConfig.serverName, dnsName);
-      t.equal(one(docs, 'PrometheusRule').metadata.namespace, service.metadata.namespace);
+      t.same(
+        docs.filter((d) => String(d.apiVersion).startsWith('monitoring.coreos.com/')).map((d) => d.kind),
+        [],
+        'no monitoring objects unless chosen (MicroShift has no Prometheus Operator)',
+      );
+    }
+    if (overlay === 'overlays/openshift-monitoring') {
+      t.equal(one(docs, 'Namespace').metadata.labels['openshift.io/cluster-monitoring'], 'true');
+      t.ok(
+        docs.some((d) => d.kind === 'Role' && d.metadata.name === 'snapshot-webhook-prometheus'),
+        'cluster monitoring may read',
+      );
+    }
+    if (overlay.startsWith('overlays/openshift')) {
+      const monitor = overlay.endsWith('-monitoring') ? one(docs, 'ServiceMonitor') : undefined;
+      if (monitor !== undefined) {
+        t.same(monitor.spec.selector.matchLabels, {
+          'app.kubernetes.io/name': service.metadata.labels['app.kubernetes.io/name'],
+        });
+        t.equal(monitor.spec.endpoints[0].port, service.spec.ports[0].name, 'the monitor scrapes the Service port');
+        t.equal(monitor.spec.endpoints[0].tlsConfig.serverName, dnsName);
+        t.equal(one(docs, 'PrometheusRule').metadata.namespace, service.metadata.namespace);
+      }
       t.equal(service.metadata.annotations['service.beta.openshift.io/serving-cert-secret-name'], secret);
       t.equal(hooks.metadata.annotations['service.beta.openshift.io/inject-cabundle'], 'true');
       t.equal(pod.securityContext.runAsUser, undefined, 'the SCC assigns the user');

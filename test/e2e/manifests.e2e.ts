@@ -74,6 +74,19 @@ if (kube.version === '1.20.2') {
     t.match(r.stdout, /deployment\.apps\/snapshot-webhook created \(server dry run\)/, 'the rest applies');
   });
 } else {
+  t.test(
+    `on ${kube.version} without the Prometheus Operator, the openshift overlay (MicroShift's) applies as it is`,
+    async (t) => {
+      const r = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'overlays', 'openshift')]);
+      t.equal(r.status, 0, r.stderr);
+      t.match(r.stdout, /^deployment\.apps\/snapshot-webhook created \(server dry run\)$/m, 'the Deployment');
+      t.notMatch(r.stdout, /monitoring\.coreos\.com/, 'no monitoring object');
+      const monitored = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'overlays', 'openshift-monitoring')]);
+      t.not(monitored.status, 0, 'the monitoring overlay needs the CRDs, and says so');
+      t.match(monitored.stderr, /no matches for kind "(ServiceMonitor|PrometheusRule)" in version "monitoring\.coreos\.com\/v1"/);
+    },
+  );
+
   t.test(`on ${kube.version}, the policy-only overlay applies as it is`, async (t) => {
     const r = kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'overlays', 'policy-only')]);
     t.equal(r.status, 0, r.stderr);

@@ -145,3 +145,33 @@ t.test('docs/metrics.md lists exactly the metrics the server registers', async (
     .sort();
   t.same(documented, registered);
 });
+
+t.test("the Grafana dashboard's every query names only metrics the server exports, and covers what it must", async (t) => {
+  const metrics = new WebhookMetrics({ certificateSecondsLeft: () => undefined });
+  const exported = new Set((await metrics.registry.getMetricsAsJSON()).map((m) => m.name));
+  const dashboard = readJson<{ panels: { title: string; targets: { expr: string }[] }[] }>(
+    'manifests/components/monitoring/dashboard.json',
+  );
+  const named = new Set<string>();
+  for (const panel of dashboard.panels) {
+    t.ok(panel.targets.length > 0, `${panel.title}: has a query`);
+    for (const { expr } of panel.targets) {
+      const names = [...expr.matchAll(/\bsnapshot_webhook_[a-z_]+/g)].map(([n]) => n.replace(/_(bucket|sum|count)$/, ''));
+      t.ok(names.length > 0, `${panel.title}: ${expr} names a metric`);
+      for (const name of names) {
+        t.ok(exported.has(name), `${panel.title}: ${name} is exported`);
+        named.add(name);
+      }
+    }
+  }
+  for (const needed of [
+    'snapshot_webhook_admission_requests_total',
+    'snapshot_webhook_admission_duration_seconds',
+    'snapshot_webhook_default_classes',
+    'snapshot_webhook_conversions_total',
+    'snapshot_webhook_class_cache_synced',
+    'snapshot_webhook_informer_restarts_total',
+    'snapshot_webhook_tls_handshake_failures_total',
+  ])
+    t.ok(named.has(needed), `the dashboard shows ${needed}`);
+});
