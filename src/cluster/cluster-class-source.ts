@@ -10,6 +10,7 @@ import { LeaseDefaultAgreement } from './default-agreement.js';
 import type { EventSink } from './denial-events.js';
 import { doubleDefaultLog } from './double-default-log.js';
 import { leaseStore } from './lease-store.js';
+import { PermissionCheck, requiredPermissions, selfSubjectAccess } from './permissions.js';
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -30,6 +31,8 @@ export interface ClusterConnection {
   readonly classes: ClusterClassSource;
   readonly events: EventSink;
   readonly agreement: DefaultAgreement;
+  /** The RBAC the webhook needs, asked at start and every 10 s (started and stopped with the classes). */
+  readonly permissions: PermissionCheck;
 }
 
 function webhookNamespace(given: string | undefined): string {
@@ -49,12 +52,19 @@ export function connectCluster(options: ClusterSourceOptions): ClusterConnection
     ...DEFAULT_TIMING,
     rediscoverMs: options.discoveryIntervalMs,
   });
+  const permissions = new PermissionCheck(selfSubjectAccess(kc), options.logger, requiredPermissions(namespace));
   const classes: ClusterClassSource = {
     index,
     mode: 'cluster',
     watchers,
-    start: () => watchers.start(),
-    stop: async () => watchers.stop(),
+    start: async () => {
+      permissions.start();
+      await watchers.start();
+    },
+    stop: async () => {
+      await permissions.stop();
+      watchers.stop();
+    },
     notReadyReasons: () => watchers.notReadyReasons(),
     cacheStatus: watchers,
   };
@@ -64,5 +74,5 @@ export function connectCluster(options: ClusterSourceOptions): ClusterConnection
     healthy: (kind) => watchers.isHealthy(kind),
     logger: options.logger,
   });
-  return { classes, events: eventSink(kc), agreement };
+  return { classes, events: eventSink(kc), agreement, permissions };
 }

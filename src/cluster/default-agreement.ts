@@ -23,6 +23,8 @@ export const CLAIM_BUDGET_MS = 3_000;
 const MAX_ATTEMPTS = 5;
 /** Default-class writes waiting on this replica; beyond it, 503 at once. */
 const MAX_WAITING = 64;
+/** The time shutdown gives releasing the Leases, all together: well inside the pod's grace period. */
+const RELEASE_BUDGET_MS = 2_000;
 
 export interface AgreementOptions {
   readonly store: LeaseStore;
@@ -59,6 +61,8 @@ const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$
 export class LeaseDefaultAgreement implements DefaultAgreement {
   private readonly tails = new Map<ClassKind, Promise<void>>();
   private waiting = 0;
+  /** The Leases this replica wrote (and so may be named as the holder of). */
+  private readonly written = new Set<string>();
   private readonly identity: string;
   private readonly now: () => number;
 
@@ -67,8 +71,30 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * At shutdown: waits for the claims in flight, then releases each Lease that still names this replica as its
+   * holder (holderIdentity and renewTime removed). The claims themselves stay: they are facts about classes just
+   * admitted, which the other replicas must honour until the watch shows them, whoever wrote them.
+   */
   async drain(): Promise<void> {
     await Promise.all(this.tails.values());
+    const deadline = this.now() + RELEASE_BUDGET_MS;
+    await Promise.all([...this.written].map((name) => this.release(name, deadline)));
+  }
+
+  private async release(name: string, deadline: number): Promise<void> {
+    try {
+      const left = Math.max(1, deadline - this.now());
+      const { lease } = await withDeadline(this.options.store.read(name, left), left);
+      if (lease?.spec?.holderIdentity !== this.identity) return;
+      const { holderIdentity: _holder, renewTime: _renewed, ...spec } = lease.spec;
+      const rest = Math.max(1, deadline - this.now());
+      await withDeadline(this.options.store.write({ ...lease, spec }, rest), rest);
+      this.options.logger.info({ lease: name }, 'default-class Lease released: it no longer names this replica; its claims stay');
+    } catch (error) {
+      // Another replica wrote it first (409: it is the holder now), or the apiserver is away: nothing to undo.
+      this.options.logger.info({ lease: name, reason: this.problem('update', error) }, 'default-class Lease not released');
+    }
   }
 
   async claim(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer> {
@@ -133,6 +159,7 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
     try {
       const rest = Math.max(1, deadline - this.now());
       await withDeadline(this.options.store.write(lease, rest), rest);
+      this.written.add(lease.metadata.name);
       return RECORDED;
     } catch (error) {
       if (statusOf(error) === 409) return 'conflict';

@@ -26,8 +26,9 @@ export interface DefaultAgreement {
   /** Claims the driver's default for the write; a dry run reads and never writes. */
   claim(write: AdmittedClass, dryRun: boolean): Promise<ClaimAnswer>;
   /**
-   * Resolves once no claim is in flight. A claim can outlive its request (the apiserver gives up at its timeout
-   * while the Lease write is still out, for at most the claim budget); shutdown waits for it.
+   * Resolves once no claim is in flight and the record no longer names this replica as its writer. A claim can
+   * outlive its request (the apiserver gives up at its timeout while the Lease write is still out, for at most
+   * the claim budget); shutdown waits for it.
    */
   drain(): Promise<void>;
 }

@@ -38,6 +38,13 @@ const CONNECTION_LIMITS = {
 export interface ReadinessCheck {
   readonly name: string;
   readonly problems: readonly string[];
+  /** Shown by `/readyz?verbose` but not counted: the server stays ready with these problems. */
+  readonly informational?: boolean;
+}
+
+/** The problems that make the server not ready. */
+function readinessProblems(checks: readonly ReadinessCheck[]): string[] {
+  return checks.filter((c) => c.informational !== true).flatMap((c) => c.problems);
 }
 
 export interface Readiness {
@@ -47,10 +54,11 @@ export interface Readiness {
 
 /** `/readyz?verbose`, as the kube-apiserver's own probes write it: a line per check, then the verdict. */
 function verboseReadiness(checks: readonly ReadinessCheck[]): string {
-  const lines = checks.map((c) =>
-    c.problems.length === 0 ? `[+]${c.name} ok` : `[-]${c.name} failed: ${c.problems.join('; ')}`,
-  );
-  const ready = checks.every((c) => c.problems.length === 0);
+  const lines = checks.map((c) => {
+    if (c.problems.length === 0) return `[+]${c.name} ok`;
+    return `[-]${c.name} failed${c.informational === true ? ' (not counted: still ready)' : ''}: ${c.problems.join('; ')}`;
+  });
+  const ready = readinessProblems(checks).length === 0;
   return `${lines.join('\n')}\n${ready ? 'readyz check passed' : 'readyz check failed'}\n`;
 }
 
@@ -165,7 +173,7 @@ async function probeRoutes(
   app.get('/healthz', async (_request, reply) => reply.type('text/plain').send('ok'));
   app.get('/readyz', async (request, reply) => {
     const checks = readiness.checks();
-    const reasons = checks.flatMap((c) => c.problems);
+    const reasons = readinessProblems(checks);
     if (Object.hasOwn(request.query as object, 'verbose'))
       return reply
         .code(reasons.length === 0 ? 200 : 503)

@@ -3,6 +3,7 @@ import type { ReviewOutcome } from '../admission/review.js';
 import { packageVersion } from '../config/version.js';
 import type { ConnectionCounts } from './connection-limit.js';
 import type { HandshakeFailure } from './handshake-failures.js';
+import type { Permission } from '../cluster/permissions.js';
 import type { ConversionOutcome } from '../conversion/conversion-review.js';
 import { CONVERSION_KINDS, CONVERSION_VERSIONS, GROUP } from '../conversion/convert-object.js';
 import type { CacheStatus } from '../classes/class-source.js';
@@ -23,6 +24,8 @@ export interface MetricSources {
   readonly logLinesDropped?: () => number;
   /** Drivers with a default class, and how many defaults each has (the cache's view). */
   readonly defaultCounts?: (kind: ClassKind) => ReadonlyMap<string, number>;
+  /** The RBAC a live cluster must grant, as last asked. */
+  readonly permissions?: { readonly permissions: readonly Permission[]; missing(): readonly Permission[] };
 }
 
 type CacheEntry = ReturnType<CacheStatus['status']>[number];
@@ -185,6 +188,23 @@ export class WebhookMetrics {
           const counts = [...defaultCounts(kind)].sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
           for (const [driver, count] of counts.slice(0, BOUNDS.driverSeries))
             this.set({ kind, driver: driver.slice(0, BOUNDS.driverChars) }, count);
+        }
+      },
+    });
+    const { permissions } = sources;
+    new Gauge({
+      name: `${PREFIX}permission_missing`,
+      help: 'In cluster mode, how many permissions the webhook needs and lacks, by verb and resource (manifests/base/rbac.yaml grants them all; a verb on the two claim Leases counts each). 0 when granted.',
+      labelNames: ['verb', 'resource'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        if (permissions === undefined) return;
+        const missing = new Set(permissions.missing());
+        for (const p of permissions.permissions) {
+          const labels = { verb: p.verb, resource: `${p.resource}${p.group === '' ? '' : `.${p.group}`}` };
+          // One series per verb and resource: a Lease permission on either claim Lease counts.
+          this.inc(labels, missing.has(p) ? 1 : 0);
         }
       },
     });

@@ -18,6 +18,7 @@ import { defaultAgreement } from './plugins/default-agreement.js';
 import { denialEvents } from './plugins/denial-events.js';
 import { probePort } from './plugins/probe-port.js';
 import { ServingCertificate } from './serving-certificate.js';
+import type { PermissionCheck } from '../cluster/permissions.js';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -35,6 +36,8 @@ interface Classes {
   readonly events?: EventSink;
   /** How replicas agree on a driver's default; without a cluster, this process alone decides. */
   readonly agreement?: DefaultAgreement;
+  /** The RBAC a live cluster must grant, as last asked. */
+  readonly permissions?: PermissionCheck;
 }
 
 async function connectClasses(options: ServeOptions, logger: Logger): Promise<Classes> {
@@ -56,7 +59,8 @@ async function connectClasses(options: ServeOptions, logger: Logger): Promise<Cl
       logger,
       discoveryIntervalMs: options.discoveryIntervalMs,
     });
-    return { source: cluster.classes, events: cluster.events, agreement: cluster.agreement };
+    const { classes, events, agreement, permissions } = cluster;
+    return { source: classes, events, agreement, permissions };
   }
   logger.warn('no cluster configured and no --classes-from: standalone with no classes');
   return { source: fixedClassSource(ClassIndex.withNoClasses(), 'standalone') };
@@ -85,8 +89,9 @@ async function placeholderTls(): Promise<{ cert: Buffer; key: Buffer }> {
 }
 
 /** What the metrics read: the class cache, the certificate's time left, dropped log lines, defaults per driver. */
-function metricsFor(classes: ClassSource, certificate: ServingCertificate): WebhookMetrics {
+function metricsFor(classes: ClassSource, certificate: ServingCertificate, permissions?: PermissionCheck): WebhookMetrics {
   return new WebhookMetrics({
+    ...(permissions === undefined ? {} : { permissions }),
     ...(classes.cacheStatus === undefined ? {} : { cache: classes.cacheStatus }),
     certificateSecondsLeft: () => {
       const notAfter = certificate.current?.notAfter;
@@ -112,7 +117,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     );
   }
   const clientCa = readClientCa(options.clientCaFile);
-  const { source: classes, events: eventSink, agreement } = await connectClasses(options, logger);
+  const { source: classes, events: eventSink, agreement, permissions } = await connectClasses(options, logger);
   const certificate = new ServingCertificate(options.tlsCertFile, options.tlsKeyFile, logger);
   const tls = certificate.current ?? (await placeholderTls());
   const state = { listening: false, stopping: false };
@@ -122,9 +127,12 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
       { name: 'listening', problems: state.listening ? [] : ['not listening yet'] },
       { name: 'certificate', problems: [certificate.notReadyReason()].filter((r) => r !== undefined) },
       { name: 'classes', problems: classes.notReadyReasons() },
+      // Shown by /readyz?verbose, never counted: without a permission only some writes fail (503), and an unready
+      // webhook with failurePolicy Fail would block every snapshot write (docs/operations.md).
+      ...(permissions === undefined ? [] : [{ name: 'permissions', informational: true, problems: permissions.problems() }]),
     ],
   };
-  const metrics = metricsFor(classes, certificate);
+  const metrics = metricsFor(classes, certificate, permissions);
   const events =
     eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
   const app = buildApp({

@@ -21,6 +21,18 @@ function targets(report) {
       cell(ratios.throughputOursOverUpstream, r2),
     ],
     [
+      'throughput at saturation, ours / bare Node HTTPS server',
+      '≥ 0.85',
+      ratios.throughputOursOverBare.median >= 0.85,
+      cell(ratios.throughputOursOverBare, r2),
+    ],
+    [
+      'peak RSS at saturation, ours / memory limit',
+      '≤ 0.8',
+      ratios.peakRssOursOverLimit.median <= 0.8,
+      `${cell(ratios.peakRssOursOverLimit, r2)} (${r1(results.ours.peakRssMb.median)} of ${r1(report.memoryLimitMb)} MB)`,
+    ],
+    [
       'p99 latency at saturation, ours / upstream',
       '≤ 0.5',
       ratios.p99SaturationOursOverUpstream.median <= 0.5,
@@ -67,13 +79,14 @@ function serverTable(report) {
   return [
     `| | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
-    row('requests/s at saturation (16 connections)', (r) => cell(r.rps)),
+    row(`requests/s at saturation (${report.connections} connections)`, (r) => cell(r.rps)),
     row('latency at saturation p50 / p99 (ms)', (r) => `${r1(r.saturation.p50.median)} / ${cell(r.saturation.p99)}`),
     row(
       'latency at 1,000 requests/s p50 / p99 (ms, open loop)',
       (r) => `${r2(r.fixed1000.p50.median)} / ${cell(r.fixed1000.p99, r2)}`,
     ),
-    row('server CPU per request (µs, all threads)', (r) => cell(r.cpuUsPerRequest)),
+    row('server CPU per request (µs, all threads and the kernel)', (r) => cell(r.cpuUsPerRequest)),
+    row('peak RSS, start through saturation (MB)', (r) => cell(r.peakRssMb)),
     row('idle RSS after start (MB)', (r) => cell(r.idleMb)),
     row("idle RSS, standalone with the bench's classes from YAML (MB)", (r) =>
       r.idleMbManyClasses ? cell(r.idleMbManyClasses) : '',
@@ -92,11 +105,13 @@ export function writeReport(report) {
       ? []
       : [
           '',
-          `The earlier build (\`before\`, the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
+          `The \`before\` server (${report.beforeNodeOptions === undefined ? 'an earlier build' : `NODE_OPTIONS=${report.beforeNodeOptions}`}; the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, CPU per request ${cell(ratios.cpuBeforeOverUpstream, r2)} of upstream's, peak RSS ${cell(ratios.peakRssBeforeOverLimit, r2)} of the memory limit, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
         ];
   const lines = [
     BEGIN,
     `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's \`NODE_OPTIONS=${report.nodeOptions}\` and info logs to a file; under load ours serves the bench's ${report.classCount} classes and upstream reads the same classes through its informer; idle memory and start to ready are standalone with the fixtures' ${report.fewClassCount} classes (what \`npm start\` serves).`,
+    `Ours runs with the Deployment's arguments, read from manifests/base/deployment.yaml: \`${report.serveArgs}\`, plus \`--classes-from\` (the load runs without a cluster; cluster mode is measured below). Memory limit ${r1(report.memoryLimitMb)} MB (MB here are MiB, as /proc counts). Saturation is ${report.connections} keep-alive connections${report.saturated === undefined ? '' : `: upstream answered ${Math.round(report.saturated.rps)} requests/s with ${report.saturated.connections} and ${Math.round(report.saturated.doubled)} with ${2 * report.saturated.connections}`}.`,
+    `CPU per request over all threads and the kernel (utime + stime of /proc/PID/stat): ours / upstream ${cell(ratios.cpuOursOverUpstream, r2)}, ours / bare ${cell(ratios.cpuOursOverBare, r2)}; p99 at saturation, ours / bare ${cell(ratios.p99SaturationOursOverBare, r2)}.`,
     `Each figure is the median of ${report.runs} runs, with (min–max); a load run lasts ${report.durationSeconds} s. Ratios are taken within each run (the servers measured back to back, in rotating order) and their median is shown.`,
     '',
     ...targets(report),

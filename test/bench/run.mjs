@@ -5,7 +5,11 @@
 //   --smoke          a few seconds, one run, no cluster mode; prints `bench: N passed, N failed` (used by CI)
 //   --runs N         runs per figure (default 5; figures are medians, with min and max)
 //   --duration S     seconds per load run (default 5)
+//   --connections N  keep-alive connections at saturation (default 50; the report shows that upstream gains
+//                    nothing from twice as many)
 //   --before DIR     also measure an earlier build: DIR/dist/bundle/main.js, run by --before-node (default `node`)
+//                    with --before-node-options (default: the Deployment's NODE_OPTIONS); `--before .` with other
+//                    NODE_OPTIONS compares heap settings in one run
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -17,15 +21,27 @@ import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { writeReport } from './report.mjs';
 import { decisionP99 } from './scaling.mjs';
-import { cpuSeconds, deploymentNodeOptions, ROOT, rssMb, runLoad, startServer } from './servers.mjs';
+import {
+  cpuSeconds,
+  deploymentArgs,
+  deploymentNodeOptions,
+  memoryLimitMb,
+  peakRssMb,
+  ROOT,
+  rssMb,
+  runLoad,
+  startServer,
+} from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
     smoke: { type: 'boolean' },
     runs: { type: 'string' },
     duration: { type: 'string' },
+    connections: { type: 'string' },
     before: { type: 'string' },
     'before-node': { type: 'string' },
+    'before-node-options': { type: 'string' },
   },
 });
 
@@ -50,6 +66,7 @@ const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));
 const duration = Number(values.duration ?? (smoke ? 2 : 5));
 const WARM_UP_S = smoke ? 1 : 3;
+const CONNECTIONS = Number(values.connections ?? 50);
 const deadline = setTimeout(() => {
   console.error('bench: over its time limit');
   process.exit(1);
@@ -81,6 +98,7 @@ const SERVERS = {
           classes,
           main: join(values.before, 'dist/bundle/main.js'),
           node: values['before-node'] ?? 'node',
+          ...(values['before-node-options'] === undefined ? {} : { env: { NODE_OPTIONS: values['before-node-options'] } }),
         },
       }),
 };
@@ -94,12 +112,13 @@ async function measureLoad(name) {
   const server = await start(name);
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
-    await runLoad({ ...load, connections: 16, duration: WARM_UP_S });
+    await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
     const cpu0 = cpuSeconds(server.pid);
-    const saturation = await runLoad({ ...load, connections: 16, duration });
+    const saturation = await runLoad({ ...load, connections: CONNECTIONS, duration });
     const cpuUsPerRequest = ((cpuSeconds(server.pid) - cpu0) * 1e6) / saturation.requests;
+    const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
-    return { saturation, fixed, cpuUsPerRequest, rssAfterLoadMb: rssMb(server.pid) };
+    return { saturation, fixed, cpuUsPerRequest, peakRssMb: peakMb, rssAfterLoadMb: rssMb(server.pid) };
   } finally {
     await server.stop();
   }
@@ -121,6 +140,20 @@ async function measureStart(name, classesFrom = FEW_CLASSES) {
     await server.stop();
   }
 }
+
+/** Does upstream need more connections to saturate? Its throughput at CONNECTIONS and at twice as many. */
+async function saturationCheck() {
+  const server = await start('upstream');
+  try {
+    const load = { url: server.url, ca: certs.ca, bodies };
+    await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
+    const at = async (connections) => (await runLoad({ ...load, connections, duration })).rps;
+    return { connections: CONNECTIONS, rps: await at(CONNECTIONS), doubled: await at(2 * CONNECTIONS) };
+  } finally {
+    await server.stop();
+  }
+}
+const saturated = smoke ? undefined : await saturationCheck();
 
 // Each run measures every server back to back, in an order that rotates from run to run, and ratios are taken
 // within a run: the machine's speed drifts by more than some differences measured here.
@@ -146,6 +179,7 @@ const summarise = (list, startList) => ({
   saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)) },
   fixed1000: { p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)) },
   cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
+  peakRssMb: spread(list.map((m) => m.peakRssMb)),
   rssAfterLoadMb: spread(list.map((m) => m.rssAfterLoadMb)),
   idleMb: spread(startList.map((s) => s.idleMb)),
   startToReadyMs: spread(startList.map((s) => s.readyMs)),
@@ -172,6 +206,11 @@ const startDiff = (a, b, pick) =>
   );
 const ratios = {
   throughputOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.rps),
+  throughputOursOverBare: within('ours', 'bare', (m) => m.saturation.rps),
+  cpuOursOverUpstream: within('ours', 'upstream', (m) => m.cpuUsPerRequest),
+  cpuOursOverBare: within('ours', 'bare', (m) => m.cpuUsPerRequest),
+  p99SaturationOursOverBare: within('ours', 'bare', (m) => m.saturation.latency.p99),
+  peakRssOursOverLimit: spread(load.ours.map((m) => m.peakRssMb / memoryLimitMb())),
   p99SaturationOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.latency.p99),
   p99At1000OursOverUpstream: within('ours', 'upstream', (m) => m.fixed.latency.p99),
   startToReadyOursOverBare: startWithin('ours', 'bare', (s) => s.readyMs),
@@ -180,6 +219,8 @@ const ratios = {
     ? {}
     : {
         throughputBeforeOverUpstream: within('before', 'upstream', (m) => m.saturation.rps),
+        cpuBeforeOverUpstream: within('before', 'upstream', (m) => m.cpuUsPerRequest),
+        peakRssBeforeOverLimit: spread(load.before.map((m) => m.peakRssMb / memoryLimitMb())),
         p99SaturationBeforeOverUpstream: within('before', 'upstream', (m) => m.saturation.latency.p99),
         p99At1000BeforeOverUpstream: within('before', 'upstream', (m) => m.fixed.latency.p99),
         startToReadyBeforeOverBare: startWithin('before', 'bare', (s) => s.readyMs),
@@ -218,6 +259,11 @@ const report = {
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) },
   command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   nodeOptions: deploymentNodeOptions(),
+  beforeNodeOptions: values['before-node-options'],
+  serveArgs: deploymentArgs({ cert: 'CERT', key: 'KEY' }, 'PORT').join(' '),
+  memoryLimitMb: memoryLimitMb(),
+  connections: CONNECTIONS,
+  saturated,
   runs,
   durationSeconds: duration,
   classCount: classText.split(/^kind: /m).length - 1,

@@ -5,18 +5,12 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { deploymentArgs, deploymentNodeOptions, gracePeriodMs } from '../helpers/deployment.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { deploymentArgs, deploymentNodeOptions, memoryLimitMb } from '../helpers/deployment.mjs';
 export const MAIN = `${ROOT}dist/bundle/main.js`;
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s.
-
-/** The Deployment's NODE_OPTIONS (manifests/base/deployment.yaml): ours runs in the bench as it ships. */
-export function deploymentNodeOptions() {
-  const docs = parseAllDocuments(readFileSync(`${ROOT}manifests/base/deployment.yaml`, 'utf8')).map((d) => d.toJS());
-  const container = docs.find((d) => d?.kind === 'Deployment').spec.template.spec.containers[0];
-  return container.env.find((e) => e.name === 'NODE_OPTIONS').value;
-}
 
 function readyzOk(port, ca) {
   return new Promise((resolve) => {
@@ -64,8 +58,8 @@ export function serverCommand(
       ],
     ];
   }
-  const args = [main, 'serve', `--tls-cert-file=${certs.cert}`, `--tls-private-key-file=${certs.key}`, `--port=${port}`];
-  args.push('--bind-address=127.0.0.1', '--shutdown-delay=0');
+  // As the Deployment runs it; the bench's network namespace has only loopback, so its 0.0.0.0 is loopback here.
+  const args = [main, ...deploymentArgs(certs, port)];
   if (kubeconfig) args.push(`--kubeconfig=${kubeconfig}`, '--namespace=default');
   else if (classes) args.push(`--classes-from=${classes}`);
   return [node, [...args, ...extraArgs]];
@@ -92,7 +86,8 @@ export async function startServer(kind, options) {
         if (!running()) return resolve();
         child.once('exit', () => resolve());
         process.kill(child.pid, 'SIGTERM');
-        setTimeout(() => running() && process.kill(child.pid, 'SIGKILL'), 5000).unref();
+        // The Deployment's shutdown delay runs first, as in a pod; the kubelet's grace period bounds it.
+        setTimeout(() => running() && process.kill(child.pid, 'SIGKILL'), gracePeriodMs()).unref();
       }),
   };
 }
@@ -101,6 +96,12 @@ export async function startServer(kind, options) {
 export function cpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** The highest resident set size since the process started (VmHWM), in MB. */
+export function peakRssMb(pid) {
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+  return Math.round((kb / 1024) * 10) / 10;
 }
 
 /** Resident set size in MB. */

@@ -1,19 +1,10 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { parseAllDocuments } from 'yaml';
 import { startBuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
 import { admissionReview } from '../helpers/review.mjs';
-
-type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifest YAML is read freely here
-
-/** The Deployment's NODE_OPTIONS: the server is attacked with the heap it ships with. */
-function deploymentNodeOptions(): string {
-  const docs = parseAllDocuments(readFileSync('manifests/base/deployment.yaml', 'utf8')).map((d) => d.toJS() as Doc);
-  const container = docs.find((d) => d.kind === 'Deployment')?.spec.template.spec.containers[0];
-  return container.env.find((e: { name: string }) => e.name === 'NODE_OPTIONS').value as string;
-}
+import { deploymentNodeOptions } from '../helpers/deployment.mjs';
 
 /** A DELETE review (allowed unchecked) carrying `extra`: what anyone who reaches the port can send. */
 const hostile = (extra: string): string =>

@@ -1,5 +1,5 @@
 // SIGTERM in cluster mode, as the kubelet sends it: with the class watches live and a default-class claim just
-// written to the Lease, the webhook keeps answering through the Deployment's shutdown delay, stops its watches and
+// written to the Lease (released at exit), the webhook keeps answering through the Deployment's shutdown delay, stops its watches and
 // exits 0 within the Deployment's terminationGracePeriodSeconds, and no request it accepted fails. Requests come
 // until a second before the delay ends: by then the endpoint is gone from the Service. (One sent on a kept-alive
 // connection at the instant the server closes can still be reset; the apiserver does not send then.)
@@ -112,4 +112,13 @@ t.test('SIGTERM with live watches and a claim in the Lease: every accepted reque
   );
   t.same(outcome.failed, [], `${outcome.answered} requests answered during the drain, none failed`);
   t.ok(outcome.answered > 0, 'requests were answered during the drain');
+  const after = await kc
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ name: CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease, namespace: NAMESPACE });
+  t.equal(after.spec?.holderIdentity, undefined, 'the Lease is released: it names no holder');
+  t.match(
+    after.metadata?.annotations?.[`snapshot-webhook.storage.k8s.io/default-claims`],
+    /"gold"/,
+    'the claims stay (facts about admitted classes, honoured by the other replicas)',
+  );
 });

@@ -118,16 +118,13 @@ t.test('the webhook does not answer in time', { skip }, async (t) => {
 
 t.test('RBAC missing: the webhook cannot read the classes', { skip }, async (t) => {
   const c = cluster as TestCluster;
-  const blind = await startWebhook(join(dir, 'blind'), c.kubeconfigFor('no-rbac'));
+  const blind = await startWebhook(join(dir, 'blind'), c.kubeconfigFor('no-rbac'), ['--namespace=snapshot-webhook']);
   t.teardown(() => blind.process.stop());
   register(blind.port, blind.caBundle);
   const error = await settled(() => kubectl(['create', '-f', '-'], defaultClass('blind')).stderr.trim(), /denied the request/);
   quoted(t, 'kubectl', error);
-  const verbose = await httpsGet(
-    blind.port,
-    '/readyz?verbose',
-    readFileSync(devCertPaths(join(dir, 'blind', 'webhook-certs')).caFile),
-  );
+  const blindCa = readFileSync(devCertPaths(join(dir, 'blind', 'webhook-certs')).caFile);
+  const verbose = await httpsGet(blind.port, '/readyz?verbose', blindCa);
   const forbidden = blind.process
     .output()
     .split('\n')
@@ -135,6 +132,24 @@ t.test('RBAC missing: the webhook cannot read the classes', { skip }, async (t) 
   t.ok(forbidden, 'a log line says forbidden');
   quoted(t, 'the log line', (JSON.parse(forbidden ?? '{}') as { msg?: string }).msg ?? '(none)');
   t.match(verbose.body, /^readyz check passed$/m, 'still ready: only default-class writes wait (docs/operations.md)');
+  // Asked at start: within 10 s of it every missing permission shows three ways (docs/operations.md).
+  const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8').replace(/\n\s*/g, ' ');
+  t.match(
+    verbose.body,
+    /^\[-\]permissions failed \(not counted: still ready\): cannot list volumesnapshotclasses\.snapshot\.storage\.k8s\.io: /m,
+  );
+  const lease = blind.process
+    .output()
+    .split('\n')
+    .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { level?: number; msg?: string }) : {}))
+    .find((l) => l.level === 50 && l.msg?.startsWith('missing permission: cannot update leases'));
+  t.ok(lease?.msg !== undefined && operations.includes(lease.msg), `docs/operations.md quotes the log line: ${lease?.msg}`);
+  const metrics = await httpsGet(blind.port, '/metrics', blindCa);
+  t.match(
+    metrics.body,
+    /^snapshot_webhook_permission_missing\{verb="update",resource="leases\.coordination\.k8s\.io"\} 2$/m,
+    'the metric',
+  );
 });
 
 t.test('two defaults already present', { skip }, async (t) => {

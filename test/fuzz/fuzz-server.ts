@@ -1,3 +1,4 @@
+import { deploymentNodeOptions } from '../helpers/deployment.mjs';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -27,7 +28,7 @@ export interface FuzzTarget {
 }
 
 /** The Deployment's NODE_OPTIONS (manifests/base/deployment.yaml). */
-export const DEPLOYMENT_NODE_OPTIONS = '--max-old-space-size=64';
+export const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 
 /**
  * The real server on a loopback HTTPS socket, and a keep-alive client for it. In-process for the test suite

@@ -100,6 +100,25 @@ t.test('readyz?verbose names each check and the one that fails', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: '/readyz' })).body, 'ok', 'without verbose, as before');
 });
 
+t.test('an informational check is shown by readyz?verbose and never makes the server unready', async (t) => {
+  const checks = [
+    { name: 'classes', problems: [] },
+    { name: 'permissions', informational: true, problems: ['cannot list volumesnapshotclasses.snapshot.storage.k8s.io: 503'] },
+  ];
+  const { app } = testApp({ readiness: { checks: () => checks } });
+  t.teardown(() => app.close());
+  const verbose = await app.inject({ method: 'GET', url: '/readyz?verbose' });
+  t.same(
+    [verbose.statusCode, verbose.body],
+    [
+      200,
+      '[+]classes ok\n[-]permissions failed (not counted: still ready): cannot list volumesnapshotclasses.snapshot.storage.k8s.io: 503\nreadyz check passed\n',
+    ],
+  );
+  const plain = await app.inject({ method: 'GET', url: '/readyz' });
+  t.same([plain.statusCode, plain.body], [200, 'ok']);
+});
+
 t.test('while shutting down every answer says Connection: close, admission and probes alike', async (t) => {
   const log = memoryLog();
   const closingApp = buildApp({

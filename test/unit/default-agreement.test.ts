@@ -194,3 +194,29 @@ t.test('a conflict is read again and decided again', async (t) => {
   t.equal(await judged(agreement, write('gold', 'd'), false), undefined);
   t.same(store.claims(), ['d=gold', 'other-driver=x', 'third-driver=y'], 'no claim lost to the conflict');
 });
+
+t.test('drain releases the Leases this replica holds; the claims stay, and a Lease another replica holds is left', async (t) => {
+  const store = new MemoryLeases();
+  const name = CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease;
+  const { agreement, log } = replica(store);
+  t.equal(await judged(agreement, write('gold', 'd.example.com'), false), undefined, 'recorded');
+  t.equal(store.leases.get(name)?.spec?.holderIdentity, 'test', 'named as the holder while it runs');
+  await agreement.drain();
+  t.equal(store.leases.get(name)?.spec?.holderIdentity, undefined, 'released');
+  t.equal(store.leases.get(name)?.spec?.renewTime, undefined);
+  t.same(store.claims(), ['d.example.com=gold'], 'the claim stays');
+  t.ok(log.lines.some((l) => String(l.msg).startsWith('default-class Lease released')));
+
+  const other = new LeaseDefaultAgreement({
+    store,
+    index: ClassIndex.withNoClasses(),
+    healthy: () => true,
+    logger: createLogger('info', memoryLog().stream),
+    identity: 'other',
+  });
+  const first = replica(store);
+  t.equal(await judged(first.agreement, write('silver', 's.example.com'), false), undefined);
+  t.equal(await judged(other, write('bronze', 'b.example.com'), false), undefined, 'another replica writes last');
+  await first.agreement.drain();
+  t.equal(store.leases.get(name)?.spec?.holderIdentity, 'other', 'a Lease another replica holds is left alone');
+});

@@ -1,0 +1,44 @@
+// What manifests/base/deployment.yaml says about how the server runs: the suites, the fuzzer and the bench run it
+// the same way, read from the manifest (never copied), so a change there is what they measure.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+const DEPLOYMENT = fileURLToPath(new URL('../../manifests/base/deployment.yaml', import.meta.url));
+
+/** The pod template's spec. */
+function deploymentPod() {
+  const docs = parseAllDocuments(readFileSync(DEPLOYMENT, 'utf8')).map((d) => d.toJS());
+  return docs.find((d) => d?.kind === 'Deployment').spec.template.spec;
+}
+
+/** The Deployment's NODE_OPTIONS. */
+export function deploymentNodeOptions() {
+  return deploymentPod().containers[0].env.find((e) => e.name === 'NODE_OPTIONS').value;
+}
+
+/**
+ * The Deployment's container arguments, with what differs outside a pod put in: the certificate paths and the
+ * port. Every other flag (`serve`, `--shutdown-delay`, ...) is the manifest's.
+ */
+export function deploymentArgs({ cert, key }, port) {
+  return deploymentPod().containers[0].args.map((arg) => {
+    if (arg.startsWith('--tls-cert-file=')) return `--tls-cert-file=${cert}`;
+    if (arg.startsWith('--tls-private-key-file=')) return `--tls-private-key-file=${key}`;
+    if (arg.startsWith('--port=')) return `--port=${port}`;
+    return arg;
+  });
+}
+
+const UNITS = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** The container's memory limit in MiB (2^20 bytes), the unit of every RSS figure the suites read from /proc. */
+export function memoryLimitMb() {
+  const [, value, unit] = /^(\d+)(Ki|Mi|Gi)$/.exec(deploymentPod().containers[0].resources.limits.memory);
+  return (Number(value) * UNITS[unit]) / 2 ** 20;
+}
+
+/** How long the kubelet waits after SIGTERM before SIGKILL (terminationGracePeriodSeconds), in ms. */
+export function gracePeriodMs() {
+  return deploymentPod().terminationGracePeriodSeconds * 1000;
+}
