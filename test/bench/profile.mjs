@@ -1,14 +1,16 @@
-// Where a request's CPU goes: our server with the Deployment's NODE_OPTIONS and info logs to a file, under the
-// bench's request mix at saturation, with V8's sampling profiler on (--cpu-prof). It runs the unbundled build
-// (dist/main.js with node_modules), the same code as the bundle, so that each frame names its package. Prints
-// the self time by package or part of the server, and the functions that take the most.
+// Where a request's CPU goes: our server (the Deployment's arguments and NODE_OPTIONS, info logs to a file) and
+// the bare Node HTTPS server, one after the other, under the bench's request mix at saturation, with V8's
+// sampling profiler on (--cpu-prof). Ours runs the unbundled build (dist/main.js with node_modules), the same
+// code as the bundle, so that each frame names its package. Prints, per request, each server's main-thread time by
+// package or part of the server (self time, and inclusive: every part on the stack of a sample), the difference
+// between the two, and the functions that take the most.
 // `npm run bench:profile -- --connections 50 --duration 10`. The main thread only: GC helper threads and the
 // kernel's TLS and socket time are outside it (the bench's CPU per request counts them).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareWork, requestMix } from './mix.mjs';
-import { ROOT, runLoad, startServer } from './servers.mjs';
+import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer } from './servers.mjs';
 
 const { values } = parseArgs({ options: { connections: { type: 'string' }, duration: { type: 'string' } } });
 const connections = Number(values.connections ?? 50);
@@ -16,28 +18,6 @@ const duration = Number(values.duration ?? 10);
 const { work, certs, classes } = prepareWork('sw-profile-');
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
-const profiles = join(work, 'profiles');
-
-const server = await startServer('ours', {
-  certs,
-  classes,
-  logFile: join(work, 'server.log'),
-  main: join(ROOT, 'dist/main.js'),
-  env: { NODE_OPTIONS: `${(await import('./servers.mjs')).deploymentNodeOptions()} --cpu-prof --cpu-prof-dir=${profiles}` },
-});
-const load = { url: server.url, ca: certs.ca, bodies, connections };
-await runLoad({ ...load, duration: 2 });
-const result = await runLoad({ ...load, duration });
-await server.stop();
-
-const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
-const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8'));
-const selfUs = new Map();
-const interval = (profile.endTime - profile.startTime) / profile.samples.length;
-const counts = new Map();
-for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1);
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-for (const [id, n] of counts) selfUs.set(id, n * interval);
 
 /** What a frame belongs to: a package, the server's own code, Node's internals, or V8 (GC, idle, program). */
 function part(frame) {
@@ -51,24 +31,102 @@ function part(frame) {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return pkg[1];
   const own = /\/dist\/([a-z]+)\//.exec(url);
-  return own ? `src/${own[1]}` : url;
+  if (own) return `src/${own[1]}`;
+  return url.includes('bare-https') ? 'bare-https.mjs' : url;
 }
-const byPart = new Map();
-const byFunction = new Map();
-for (const [id, us] of selfUs) {
-  const frame = byId.get(id).callFrame;
-  const p = part(frame);
-  byPart.set(p, (byPart.get(p) ?? 0) + us);
-  const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\//, '')}:${frame.lineNumber + 1}`;
-  byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+
+/** User and system CPU seconds by thread: the main thread, and the others by name (V8 workers, libuv). */
+function threadCpu(pid) {
+  const by = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = tid === String(pid) ? 'main' : /\((.*)\)/.exec(stat)[1].replace(/[\d#]+$/, '');
+    const fields = stat.split(') ')[1].split(' ');
+    by[name] = by[name] ?? { user: 0, system: 0 };
+    by[name].user += Number(fields[11]) / 100;
+    by[name].system += Number(fields[12]) / 100;
+  }
+  return by;
 }
-const busy = [...selfUs.values()].reduce((a, b) => a + b, 0) - (byPart.get('(idle)') ?? 0);
-const perRequest = (us) => (us / result.requests).toFixed(2);
-console.log(`${result.requests} requests at ${Math.round(result.rps)} req/s, ${connections} connections, ${duration} s`);
-console.log(`main thread busy ${perRequest(busy)} µs per request (profile ${file})`);
-console.log('\nself time by part, µs per request:');
-for (const [p, us] of [...byPart].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`  ${perRequest(us).padStart(7)}  ${p}`);
-console.log('\nfunctions, µs per request:');
-for (const [f, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30))
-  console.log(`  ${perRequest(us).padStart(7)}  ${f}`);
-console.log(`\nprofile kept in ${join(profiles, file)}`);
+
+/** Profiles one server under load; per request: self and inclusive µs by part, self µs by function. */
+async function profileOf(kind) {
+  const profiles = join(work, `profiles-${kind}`);
+  const server = await startServer(kind, {
+    certs,
+    classes,
+    logFile: join(work, `${kind}.log`),
+    ...(kind === 'ours' ? { main: join(ROOT, 'dist/main.js') } : {}),
+    env: { NODE_OPTIONS: `${kind === 'ours' ? deploymentNodeOptions() : ''} --cpu-prof --cpu-prof-dir=${profiles}` },
+  });
+  const load = { url: server.url, ca: certs.ca, bodies, connections };
+  await runLoad({ ...load, duration: 2 });
+  const cpu0 = cpuSeconds(server.pid);
+  const threads0 = threadCpu(server.pid);
+  const result = await runLoad({ ...load, duration });
+  const cpuUs = ((cpuSeconds(server.pid) - cpu0) * 1e6) / result.requests;
+  const threads1 = threadCpu(server.pid);
+  const threads = Object.fromEntries(
+    Object.entries(threads1).map(([name, t]) => [
+      name,
+      {
+        user: ((t.user - (threads0[name]?.user ?? 0)) * 1e6) / result.requests,
+        system: ((t.system - (threads0[name]?.system ?? 0)) * 1e6) / result.requests,
+      },
+    ]),
+  );
+  await server.stop();
+  const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
+  const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8'));
+  const interval = (profile.endTime - profile.startTime) / profile.samples.length;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map();
+  const inclusive = new Map();
+  const functions = new Map();
+  const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
+  for (const id of profile.samples) {
+    const frame = byId.get(id).callFrame;
+    add(self, part(frame), interval);
+    add(functions, `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\//, '')}:${frame.lineNumber + 1}`, interval);
+    const onStack = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) onStack.add(part(byId.get(at).callFrame));
+    for (const p of onStack) add(inclusive, p, interval);
+  }
+  const per = (map) => new Map([...map].map(([k, us]) => [k, us / result.requests]));
+  const busy = ([...self.values()].reduce((a, b) => a + b, 0) - (self.get('(idle)') ?? 0)) / result.requests;
+  return { kind, rps: result.rps, cpuUs, threads, busy, self: per(self), inclusive: per(inclusive), functions: per(functions) };
+}
+
+const ours = await profileOf('ours');
+const bare = await profileOf('bare');
+const f = (x) => (x ?? 0).toFixed(2).padStart(7);
+const top = (map, n) =>
+  [...map]
+    .filter(([k]) => k !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n);
+for (const p of [ours, bare]) {
+  console.log(
+    `${p.kind}: ${Math.round(p.rps)} req/s at ${connections} connections; CPU ${p.cpuUs.toFixed(1)} µs per request (all threads and the kernel), main thread busy ${p.busy.toFixed(1)} µs`,
+  );
+}
+console.log('\nCPU by thread, µs per request (user / system), from /proc/PID/task/*/stat:');
+for (const p of [ours, bare])
+  console.log(
+    `  ${p.kind}: ${Object.entries(p.threads)
+      .filter(([, t]) => t.user + t.system >= 0.05)
+      .map(([name, t]) => `${name} ${t.user.toFixed(1)} / ${t.system.toFixed(1)}`)
+      .join(', ')}`,
+  );
+console.log('\nmain thread, µs per request: part, ours self, bare self, ours − bare self, ours inclusive');
+const parts = new Set([...top(ours.self, 25).map(([k]) => k), ...top(bare.self, 10).map(([k]) => k)]);
+for (const k of [...parts].sort((a, b) => (ours.self.get(b) ?? 0) - (ours.self.get(a) ?? 0)))
+  console.log(
+    `  ${f(ours.self.get(k))} ${f(bare.self.get(k))} ${f((ours.self.get(k) ?? 0) - (bare.self.get(k) ?? 0))} ${f(ours.inclusive.get(k))}  ${k}`,
+  );
+console.log('\nours, functions by self time, µs per request:');
+for (const [name, us] of top(ours.functions, 25)) console.log(`  ${f(us)}  ${name}`);
+console.log('\nbare, functions by self time, µs per request:');
+for (const [name, us] of top(bare.functions, 10)) console.log(`  ${f(us)}  ${name}`);
