@@ -6,15 +6,21 @@
 // between the two, and the functions that take the most.
 // `npm run bench:profile -- --connections 50 --duration 10`. The main thread only: GC helper threads and the
 // kernel's TLS and socket time are outside it (the bench's CPU per request counts them).
+// The flame graph: each server's main-thread stacks in the folded format (one line per stack, frames joined by
+// `;`, then its µs), the input of flamegraph.pl, inferno and speedscope, in the work folder it names; and the
+// same tree printed top-down, pruned to the frames that take at least --flame-min µs per request.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareWork, requestMix } from './mix.mjs';
 import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer } from './servers.mjs';
 
-const { values } = parseArgs({ options: { connections: { type: 'string' }, duration: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { connections: { type: 'string' }, duration: { type: 'string' }, 'flame-min': { type: 'string' } },
+});
 const connections = Number(values.connections ?? 50);
 const duration = Number(values.duration ?? 10);
+const flameMin = Number(values['flame-min'] ?? 1.5);
 const { work, certs, classes } = prepareWork('sw-profile-');
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
@@ -60,7 +66,7 @@ async function profileOf(kind) {
     env: { NODE_OPTIONS: `${kind === 'ours' ? deploymentNodeOptions() : ''} --cpu-prof --cpu-prof-dir=${profiles}` },
   });
   const load = { url: server.url, ca: certs.ca, bodies, connections };
-  await runLoad({ ...load, duration: 2 });
+  const warm = await runLoad({ ...load, duration: 2 });
   const cpu0 = cpuSeconds(server.pid);
   const threads0 = threadCpu(server.pid);
   const result = await runLoad({ ...load, duration });
@@ -85,18 +91,70 @@ async function profileOf(kind) {
   const self = new Map();
   const inclusive = new Map();
   const functions = new Map();
+  const folded = new Map();
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
   for (const id of profile.samples) {
     const frame = byId.get(id).callFrame;
+    if (frame.functionName !== '(idle)') add(folded, stackOf(id, byId, parent).join(';'), interval);
     add(self, part(frame), interval);
     add(functions, `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\//, '')}:${frame.lineNumber + 1}`, interval);
     const onStack = new Set();
     for (let at = id; at !== undefined; at = parent.get(at)) onStack.add(part(byId.get(at).callFrame));
     for (const p of onStack) add(inclusive, p, interval);
   }
-  const per = (map) => new Map([...map].map(([k, us]) => [k, us / result.requests]));
-  const busy = ([...self.values()].reduce((a, b) => a + b, 0) - (self.get('(idle)') ?? 0)) / result.requests;
-  return { kind, rps: result.rps, cpuUs, threads, busy, self: per(self), inclusive: per(inclusive), functions: per(functions) };
+  // The profile spans the process's life, so it is shared out over every request the process answered.
+  const profiled = warm.requests + result.requests;
+  const per = (map) => new Map([...map].map(([k, us]) => [k, us / profiled]));
+  const flameFile = join(work, `${kind}.folded`);
+  writeFileSync(flameFile, [...folded].map(([stack, us]) => `${stack} ${Math.round(us)}`).join('\n') + '\n');
+  const busy = ([...self.values()].reduce((a, b) => a + b, 0) - (self.get('(idle)') ?? 0)) / profiled;
+  return {
+    kind,
+    rps: result.rps,
+    cpuUs,
+    threads,
+    busy,
+    self: per(self),
+    inclusive: per(inclusive),
+    functions: per(functions),
+    folded: per(folded),
+    flameFile,
+  };
+}
+
+/** A frame as a flame graph names it: function, file and line, and the part it belongs to. */
+function frameName(frame) {
+  const file = frame.url === '' ? '' : ` ${frame.url.replace(/^.*\//, '')}:${frame.lineNumber + 1}`;
+  return `${frame.functionName || '(anonymous)'}${file} [${part(frame)}]`;
+}
+
+/** The frames of one sample, outermost first; the profile's (root) left out. */
+function stackOf(id, byId, parent) {
+  const stack = [];
+  for (let at = id; at !== undefined; at = parent.get(at)) stack.push(frameName(byId.get(at).callFrame));
+  return stack.reverse().slice(1);
+}
+
+/** The folded stacks as a top-down tree, children by time, pruned below `min` µs per request. */
+function printFlame(folded, min) {
+  const root = { us: 0, children: new Map() };
+  for (const [stack, us] of folded) {
+    let node = root;
+    node.us += us;
+    for (const name of stack.split(';')) {
+      if (!node.children.has(name)) node.children.set(name, { us: 0, children: new Map() });
+      node = node.children.get(name);
+      node.us += us;
+    }
+  }
+  const walk = (node, depth) => {
+    for (const [name, child] of [...node.children].sort((a, b) => b[1].us - a[1].us)) {
+      if (child.us < min) continue;
+      console.log(`  ${child.us.toFixed(1).padStart(6)} ${'  '.repeat(depth)}${name}`);
+      walk(child, depth + 1);
+    }
+  };
+  walk(root, 0);
 }
 
 const ours = await profileOf('ours');
@@ -130,3 +188,9 @@ console.log('\nours, functions by self time, µs per request:');
 for (const [name, us] of top(ours.functions, 25)) console.log(`  ${f(us)}  ${name}`);
 console.log('\nbare, functions by self time, µs per request:');
 for (const [name, us] of top(bare.functions, 10)) console.log(`  ${f(us)}  ${name}`);
+for (const p of [ours, bare]) {
+  console.log(
+    `\n${p.kind}, flame graph of the main thread (inclusive µs per request, frames ≥ ${flameMin}); folded stacks: ${p.flameFile}`,
+  );
+  printFlame(p.folded, flameMin);
+}
