@@ -91,17 +91,21 @@ async function profileOf(kind) {
   const self = new Map();
   const inclusive = new Map();
   const functions = new Map();
-  const folded = new Map();
+  const atNode = new Map();
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
   for (const id of profile.samples) {
     const frame = byId.get(id).callFrame;
-    if (frame.functionName !== '(idle)') add(folded, stackOf(id, byId, parent).join(';'), interval);
+    add(atNode, id, interval);
     add(self, part(frame), interval);
     add(functions, `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\//, '')}:${frame.lineNumber + 1}`, interval);
     const onStack = new Set();
     for (let at = id; at !== undefined; at = parent.get(at)) onStack.add(part(byId.get(at).callFrame));
     for (const p of onStack) add(inclusive, p, interval);
   }
+  // A node is one call path: its stack is named once, however many samples landed on it.
+  const folded = new Map();
+  for (const [id, us] of atNode)
+    if (byId.get(id).callFrame.functionName !== '(idle)') add(folded, stackOf(id, byId, parent).join(';'), us);
   // The profile spans the process's life, so it is shared out over every request the process answered.
   const profiled = warm.requests + result.requests;
   const per = (map) => new Map([...map].map(([k, us]) => [k, us / profiled]));
