@@ -12,12 +12,15 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer } from './servers.mjs';
 
 const { values } = parseArgs({
   options: { connections: { type: 'string' }, duration: { type: 'string' }, 'flame-min': { type: 'string' } },
 });
+// Ours listens on every interface, as the Deployment runs it: only loopback exists in the namespace.
+reexecInNetns((why) => console.error(`bench:profile: ${why}`));
 const connections = Number(values.connections ?? 50);
 const duration = Number(values.duration ?? 10);
 const flameMin = Number(values['flame-min'] ?? 1.5);

@@ -5,8 +5,20 @@ import { ROOT } from './servers.mjs';
 const r1 = (x) => (typeof x === 'number' ? Math.round(x * 10) / 10 : x);
 const r2 = (x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
 const cell = (s, round = r1) => `${round(s.median)} (${round(s.min)}–${round(s.max)})`;
-const BEGIN = '<!-- results:begin -->';
-const END = '<!-- results:end -->';
+
+/** Replaces the generated part of docs/benchmarks.md between `<!-- NAME:begin -->` and `<!-- NAME:end -->`. */
+export function replaceBlock(name, lines) {
+  const [begin, end] = [`<!-- ${name}:begin -->`, `<!-- ${name}:end -->`];
+  const path = `${ROOT}docs/benchmarks.md`;
+  const current = readFileSync(path, 'utf8');
+  const start = current.indexOf(begin);
+  const stop = current.indexOf(end);
+  const block = [begin, ...lines, end].join('\n');
+  writeFileSync(
+    path,
+    start >= 0 && stop > start ? current.slice(0, start) + block + current.slice(stop + end.length) : `${current}\n${block}\n`,
+  );
+}
 
 /** The targets, each with its bound and why it is set there (docs/benchmarks.md explains them further). */
 function targets(report) {
@@ -107,8 +119,7 @@ export function writeReport(report) {
           '',
           `The \`before\` server (${report.beforeNodeOptions === undefined ? 'an earlier build' : `NODE_OPTIONS=${report.beforeNodeOptions}`}; the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, CPU per request ${cell(ratios.cpuBeforeOverUpstream, r2)} of upstream's, peak RSS ${cell(ratios.peakRssBeforeOverLimit, r2)} of the memory limit, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
         ];
-  const lines = [
-    BEGIN,
+  replaceBlock('results', [
     `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's \`NODE_OPTIONS=${report.nodeOptions}\` and info logs to a file; under load ours serves the bench's ${report.classCount} classes and upstream reads the same classes through its informer; idle memory and start to ready are standalone with the fixtures' ${report.fewClassCount} classes (what \`npm start\` serves).`,
     `Ours runs with the Deployment's arguments, read from manifests/base/deployment.yaml: \`${report.serveArgs}\`, plus \`--classes-from\` (the load runs without a cluster; cluster mode is measured below). Memory limit ${r1(report.memoryLimitMb)} MB (MB here are MiB, as /proc counts). Saturation is ${report.connections} keep-alive connections${report.saturated === undefined ? '' : `, where upstream stopped gaining: ${report.saturated.steps.map((x) => `${Math.round(x.rps)} requests/s with ${x.connections}`).join(', ')}`}.`,
     `CPU per request over all threads and the kernel (utime + stime of /proc/PID/stat): ours / upstream ${cell(ratios.cpuOursOverUpstream, r2)}, ours / bare ${cell(ratios.cpuOursOverBare, r2)}; p99 at saturation, ours / bare ${cell(ratios.p99SaturationOursOverBare, r2)}.`,
@@ -128,15 +139,5 @@ export function writeReport(report) {
     '| classes in the cache | default-class decision p50 (µs) | p99 (µs) |',
     '| --- | --- | --- |',
     ...Object.entries(scaling).map(([n, s]) => `| ${Number(n).toLocaleString('en')} | ${r1(s.p50us)} | ${r1(s.p99us)} |`),
-    END,
-  ];
-  const path = `${ROOT}docs/benchmarks.md`;
-  const current = readFileSync(path, 'utf8');
-  const start = current.indexOf(BEGIN);
-  const end = current.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? current.slice(0, start) + lines.join('\n') + current.slice(end + END.length)
-      : `${current}\n${lines.join('\n')}\n`;
-  writeFileSync(path, next);
+  ]);
 }

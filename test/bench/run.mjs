@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { findTool, unpackTool } from '../helpers/tools.mjs';
 import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
+import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { writeReport } from './report.mjs';
 import { decisionP99 } from './scaling.mjs';
@@ -46,21 +47,10 @@ const { values } = parseArgs({
 });
 
 // The whole bench runs in a network namespace of its own, where only loopback exists.
-if (process.env.SW_BENCH_NETNS !== '1') {
-  if (spawnSync('unshare', ['-n', 'true']).status !== 0) {
-    check(false, 'cannot make a private network namespace (`unshare -n`): the upstream webhook would listen on every interface');
-    process.exit(summary('bench'));
-  }
-  const inner = spawnSync(
-    'unshare',
-    ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.argv.slice(1)],
-    {
-      stdio: 'inherit',
-      env: { ...process.env, SW_BENCH_NETNS: '1' },
-    },
-  );
-  process.exit(inner.status ?? 1);
-}
+reexecInNetns((why) => {
+  check(false, why);
+  summary('bench');
+});
 
 const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));

@@ -39,13 +39,13 @@ let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
 /**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
- * binary, with a kubeconfig) or 'bare'.
+ * binary, with a kubeconfig) or 'bare' (with `workUs` of busy CPU per request added, for bench:budget).
  */
 export function serverCommand(
   kind,
-  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [] },
+  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0 },
 ) {
-  if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port)]];
+  if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port), String(workUs)]];
   if (kind === 'upstream') {
     return [
       upstream,

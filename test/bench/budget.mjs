@@ -1,0 +1,171 @@
+// npm run bench:budget: how much work per request a Node webhook can do and still meet the throughput targets.
+// The bare Node HTTPS server is run again with W µs of busy CPU per request added (bare-https.mjs WORK_US), for
+// several W, in the same run as ours (as the Deployment runs it) and upstream (the peer), all at the same keep-alive
+// connection count, in rotating order. It prints each server's requests/s and CPU per request, and where the
+// bare server's throughput crosses the targets: that W is the budget for everything a webhook adds to the floor
+// (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve. Writes the
+// budget part of docs/benchmarks.md. Loopback only, in a private network namespace, bounded in time.
+//   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
+//   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
+//   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
+//   --smoke          one short round at 10 connections, docs left alone; prints `bench:budget: N passed, N failed`
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { check, summary } from '../helpers/checks.mjs';
+import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
+import { reexecInNetns } from '../helpers/netns.mjs';
+import { findTool, unpackTool } from '../helpers/tools.mjs';
+import { prepareWork, requestMix } from './mix.mjs';
+import { replaceBlock } from './report.mjs';
+import { cpuSeconds, runLoad, startServer } from './servers.mjs';
+
+const { values } = parseArgs({
+  options: {
+    works: { type: 'string' },
+    runs: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    smoke: { type: 'boolean' },
+  },
+});
+reexecInNetns((why) => {
+  check(false, why);
+  summary('bench:budget');
+});
+
+const smoke = values.smoke === true;
+// 0 is always measured: the bare server itself is the reference of every ratio to it.
+const works = [...new Set([0, ...(values.works ?? (smoke ? '10' : '5,10,15,20,30')).split(',').map(Number)])].sort(
+  (a, b) => a - b,
+);
+const runs = Number(values.runs ?? (smoke ? 1 : 3));
+const duration = Number(values.duration ?? (smoke ? 1 : 5));
+const connections = Number(values.connections ?? (smoke ? 10 : 100));
+const WARM_UP_S = smoke ? 1 : 3;
+const deadline = setTimeout(() => {
+  console.error('bench:budget: over its time limit');
+  process.exit(1);
+}, 30 * 60_000);
+deadline.unref();
+
+const { work, certs, classes, classText } = prepareWork('sw-budget-');
+const bodies = join(work, 'bodies.json');
+writeFileSync(bodies, JSON.stringify(requestMix()));
+const logFile = join(work, 'server.log');
+const tool = findTool('upstream-webhook');
+if (tool.missing) {
+  check(false, `the upstream webhook, the peer: ${tool.missing}`);
+  process.exit(summary('bench:budget'));
+}
+const upstream = unpackTool('upstream-webhook', join(work, 'upstream-webhook'));
+const fake = await startFakeApiserver(classText, work);
+
+const SERVERS = {
+  ours: { kind: 'ours', classes },
+  upstream: { kind: 'upstream', kubeconfig: fake.kubeconfig, upstream },
+  ...Object.fromEntries(works.map((w) => [`bare+${w}`, { kind: 'bare', workUs: w }])),
+};
+const NAMES = Object.keys(SERVERS);
+
+/** The main thread's user and system CPU seconds (/proc/PID/task/PID/stat). */
+function mainThreadSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
+
+async function measure(name) {
+  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name] });
+  try {
+    const load = { url: server.url, ca: certs.ca, bodies, connections };
+    await runLoad({ ...load, duration: WARM_UP_S });
+    const cpu0 = cpuSeconds(server.pid);
+    const main0 = mainThreadSeconds(server.pid);
+    const result = await runLoad({ ...load, duration });
+    const per = (seconds) => (seconds * 1e6) / result.requests;
+    const main1 = mainThreadSeconds(server.pid);
+    return {
+      rps: result.rps,
+      cpuUs: per(cpuSeconds(server.pid) - cpu0),
+      mainUserUs: per(main1.user - main0.user),
+      mainSystemUs: per(main1.system - main0.system),
+      p99Ms: result.latency.p99,
+      failures: result.errors + result.timeouts + result.non2xx,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const rounds = [];
+for (let run = 0; run < runs; run++) {
+  const order = NAMES.map((_, i) => NAMES[(i + run) % NAMES.length]);
+  const round = {};
+  for (const name of order) round[name] = await measure(name);
+  rounds.push(round);
+  console.log(`round ${run + 1}: ${NAMES.map((n) => `${n} ${Math.round(round[n].rps)}`).join(', ')} requests/s`);
+}
+await fake.close();
+
+/** Median over the rounds of a figure taken within each round. */
+const within = (f) => median(rounds.map(f));
+const rows = NAMES.map((name) => ({
+  name,
+  rps: within((r) => r[name].rps),
+  overUpstream: within((r) => r[name].rps / r.upstream.rps),
+  overBare: within((r) => r[name].rps / r['bare+0'].rps),
+  cpuUs: within((r) => r[name].cpuUs),
+  mainUserUs: within((r) => r[name].mainUserUs),
+  mainSystemUs: within((r) => r[name].mainSystemUs),
+  p99Ms: within((r) => r[name].p99Ms),
+  p99OverUpstream: within((r) => r[name].p99Ms / r.upstream.p99Ms),
+  failures: Math.max(...rounds.map((r) => r[name].failures)),
+}));
+const bareRows = rows.filter((r) => r.name.startsWith('bare+')).map((r, i) => ({ ...r, work: works[i] }));
+
+/** The work at which the bare server's ratio (falling as work grows) reaches `bound`, by linear interpolation. */
+function workAt(ratio, bound) {
+  const curve = [...bareRows].sort((a, b) => a.work - b.work);
+  if (curve[0][ratio] < bound) return `below ${curve[0].work} µs (the bare server itself misses it)`;
+  for (let i = 1; i < curve.length; i++) {
+    const [a, b] = [curve[i - 1], curve[i]];
+    if (b[ratio] <= bound) {
+      const w = a.work + ((a[ratio] - bound) / (a[ratio] - b[ratio])) * (b.work - a.work);
+      return `about ${Math.round(w)} µs`;
+    }
+  }
+  return `over ${curve.at(-1).work} µs`;
+}
+const ours = rows.find((r) => r.name === 'ours');
+const oursLike = (() => {
+  const curve = [...bareRows].sort((a, b) => a.work - b.work);
+  for (let i = 1; i < curve.length; i++) {
+    const [a, b] = [curve[i - 1], curve[i]];
+    if (b.overBare <= ours.overBare)
+      return Math.round(a.work + ((a.overBare - ours.overBare) / (a.overBare - b.overBare)) * (b.work - a.work));
+  }
+  return undefined;
+})();
+
+const f1 = (x) => String(Math.round(x * 10) / 10);
+const f2 = (x) => String(Math.round(x * 100) / 100);
+const lines = [
+  `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`npm run bench:budget${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
+  '',
+  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | failed |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ...rows.map(
+    (r) =>
+      `| ${r.name === 'ours' ? 'ours (as the Deployment runs it)' : r.name === 'upstream' ? 'upstream v7.0.2' : `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${r.failures} |`,
+  ),
+  '',
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${oursLike === undefined ? `more than ${works.at(-1)} µs` : `about ${oursLike} µs`} of work added.`,
+];
+console.log(lines.join('\n'));
+if (!smoke) replaceBlock('budget', lines);
+for (const r of rows) check(r.failures === 0 && r.rps > 0, `${r.name}: answered, with no errors, timeouts or non-2xx answers`);
+// The work is real: the bare server with work added does fewer requests per second than without.
+check(bareRows.at(-1).rps < bareRows[0].rps, `bare + ${works.at(-1)} µs answers fewer requests/s than bare + ${works[0]} µs`);
+process.exit(summary('bench:budget'));
