@@ -9,15 +9,12 @@
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
 //   --smoke          one short round at 10 connections, docs left alone; prints `bench:budget: N passed, N failed`
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
-import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
-import { findTool, unpackTool } from '../helpers/tools.mjs';
-import { prepareWork, requestMix } from './mix.mjs';
+import { startBench } from './bench-setup.mjs';
 import { replaceBlock } from './report.mjs';
 import { cpuSeconds, runLoad, startServer } from './servers.mjs';
 
@@ -44,23 +41,7 @@ const runs = Number(values.runs ?? (smoke ? 1 : 3));
 const duration = Number(values.duration ?? (smoke ? 1 : 5));
 const connections = Number(values.connections ?? (smoke ? 10 : 100));
 const WARM_UP_S = smoke ? 1 : 3;
-const deadline = setTimeout(() => {
-  console.error('bench:budget: over its time limit');
-  process.exit(1);
-}, 30 * 60_000);
-deadline.unref();
-
-const { work, certs, classes, classText } = prepareWork('sw-budget-');
-const bodies = join(work, 'bodies.json');
-writeFileSync(bodies, JSON.stringify(requestMix()));
-const logFile = join(work, 'server.log');
-const tool = findTool('upstream-webhook');
-if (tool.missing) {
-  check(false, `the upstream webhook, the peer: ${tool.missing}`);
-  process.exit(summary('bench:budget'));
-}
-const upstream = unpackTool('upstream-webhook', join(work, 'upstream-webhook'));
-const fake = await startFakeApiserver(classText, work);
+const { work, certs, classes, bodies, logFile, upstream, fake } = await startBench('bench:budget', 'sw-budget-');
 
 const SERVERS = {
   ours: { kind: 'ours', classes },
@@ -108,6 +89,7 @@ for (let run = 0; run < runs; run++) {
   console.log(`round ${run + 1}: ${NAMES.map((n) => `${n} ${Math.round(round[n].rps)}`).join(', ')} requests/s`);
 }
 await fake.close();
+rmSync(work, { recursive: true, force: true });
 
 /** Median over the rounds of a figure taken within each round. */
 const within = (f) => median(rounds.map(f));

@@ -11,15 +11,13 @@
 //                    with --before-node-options (default: the Deployment's NODE_OPTIONS); `--before .` with other
 //                    NODE_OPTIONS compares heap settings in one run
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
-import { findTool, unpackTool } from '../helpers/tools.mjs';
-import { startFakeApiserver } from '../helpers/fake-apiserver.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
-import { prepareWork, requestMix } from './mix.mjs';
+import { startBench } from './bench-setup.mjs';
 import { writeReport } from './report.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
@@ -56,23 +54,7 @@ const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));
 const duration = Number(values.duration ?? (smoke ? 2 : 5));
 const WARM_UP_S = smoke ? 1 : 3;
-const deadline = setTimeout(() => {
-  console.error('bench: over its time limit');
-  process.exit(1);
-}, 30 * 60_000);
-deadline.unref();
-
-const { work, certs, classes, classText } = prepareWork('sw-bench-');
-const bodies = join(work, 'bodies.json');
-writeFileSync(bodies, JSON.stringify(requestMix()));
-const logFile = join(work, 'server.log');
-const tool = findTool('upstream-webhook');
-if (tool.missing) {
-  check(false, `the upstream webhook, the peer of every ratio: ${tool.missing}`);
-  process.exit(summary('bench'));
-}
-const upstream = unpackTool('upstream-webhook', join(work, 'upstream-webhook'));
-const fake = await startFakeApiserver(classText, work);
+const { work, certs, classes, classText, bodies, logFile, upstream, fake } = await startBench('bench', 'sw-bench-');
 
 /** Every server measured, with how it starts. `before` only when asked for. */
 const SERVERS = {
