@@ -123,6 +123,7 @@ function workAt(ratio, bound) {
 const ours = rows.find((r) => r.name === 'ours');
 const oursLike = (() => {
   const curve = [...bareRows].sort((a, b) => a.work - b.work);
+  if (ours.overBare >= curve[0].overBare) return 0;
   for (let i = 1; i < curve.length; i++) {
     const [a, b] = [curve[i - 1], curve[i]];
     if (b.overBare <= ours.overBare)

@@ -73,7 +73,14 @@ export async function startServer(kind, options) {
   const env = { ...process.env, KUBECONFIG: '', NODE_OPTIONS: kind === 'ours' ? deploymentNodeOptions() : '', ...options.env };
   const started = performance.now();
   const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
-  const readyMs = await waitReady(port, readFileSync(options.certs.ca), started);
+  let readyMs;
+  try {
+    readyMs = await waitReady(port, readFileSync(options.certs.ca), started);
+  } catch (error) {
+    // Never ready (it failed to start, or hangs): stopped here, by its pid, before the error goes up.
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+    throw error;
+  }
   return {
     kind,
     port,
