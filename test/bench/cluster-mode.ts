@@ -18,8 +18,8 @@ import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** From run.mjs: runs, the Deployment's NODE_OPTIONS for ours, and the upstream webhook's binary. */
-const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; nodeOptions?: string; upstream?: string };
+/** From run.mjs: runs, the Deployment's runtime settings for ours (NODE_OPTIONS, GLIBC_TUNABLES), and the upstream webhook's binary. */
+const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; env?: Record<string, string>; upstream?: string };
 const runs = settings.runs ?? 3;
 
 interface Variant {
@@ -28,7 +28,7 @@ interface Variant {
   readonly env: Record<string, string>;
 }
 
-/** Ours as it ships (the bundle, the Deployment's NODE_OPTIONS), and the upstream webhook as the peer. */
+/** Ours as it ships (the bundle, the Deployment's runtime settings), and the upstream webhook as the peer. */
 const VARIANTS: Variant[] = [
   {
     name: 'ours',
@@ -43,7 +43,7 @@ const VARIANTS: Variant[] = [
         '--bind-address=127.0.0.1',
       ].concat([`--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`, '--shutdown-delay=0']),
     ],
-    env: { NODE_OPTIONS: settings.nodeOptions ?? '' },
+    env: settings.env ?? {},
   },
   ...(settings.upstream === undefined
     ? []

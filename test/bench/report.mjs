@@ -117,10 +117,16 @@ export function writeReport(report) {
       ? []
       : [
           '',
-          `The \`before\` server (${report.beforeNodeOptions === undefined ? 'an earlier build' : `NODE_OPTIONS=${report.beforeNodeOptions}`}; the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, CPU per request ${cell(ratios.cpuBeforeOverUpstream, r2)} of upstream's, peak RSS ${cell(ratios.peakRssBeforeOverLimit, r2)} of the memory limit, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
+          `The \`before\` server (${report.beforeNodeOptions === undefined ? 'an earlier build' : `NODE_OPTIONS=${report.beforeNodeOptions} alone`}; the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, CPU per request ${cell(ratios.cpuBeforeOverUpstream, r2)} of upstream's, peak RSS ${cell(ratios.peakRssBeforeOverLimit, r2)} of the memory limit, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
         ];
   replaceBlock('results', [
-    `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's \`NODE_OPTIONS=${report.nodeOptions}\` and info logs to a file; under load ours serves the bench's ${report.classCount} classes and upstream reads the same classes through its informer; idle memory and start to ready are standalone with the fixtures' ${report.fewClassCount} classes (what \`npm start\` serves).`,
+    `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's runtime settings, ${Object.entries(
+      report.runtimeEnv ?? { NODE_OPTIONS: report.nodeOptions },
+    )
+      .map(([k, v]) => `\`${k}=${v}\``)
+      .join(
+        ' and ',
+      )}, and info logs to a file; under load ours serves the bench's ${report.classCount} classes and upstream reads the same classes through its informer; idle memory and start to ready are standalone with the fixtures' ${report.fewClassCount} classes (what \`npm start\` serves).`,
     `Ours runs with the Deployment's arguments, read from manifests/base/deployment.yaml: \`${report.serveArgs}\`, plus \`--classes-from\` (the load runs without a cluster; cluster mode is measured below). Memory limit ${r1(report.memoryLimitMb)} MB (MB here are MiB, as /proc counts). Saturation is ${report.connections} keep-alive connections${report.saturated === undefined ? '' : `, where upstream stopped gaining: ${report.saturated.steps.map((x) => `${Math.round(x.rps)} requests/s with ${x.connections}`).join(', ')}`}.`,
     `CPU per request over all threads and the kernel (utime + stime of /proc/PID/stat): ours / upstream ${cell(ratios.cpuOursOverUpstream, r2)}, ours / bare ${cell(ratios.cpuOursOverBare, r2)}; p99 at saturation, ours / bare ${cell(ratios.p99SaturationOursOverBare, r2)}.`,
     `Each figure is the median of ${report.runs} runs, with (min–max); a load run lasts ${report.durationSeconds} s. Ratios are taken within each run (the servers measured back to back, in rotating order) and their median is shown.`,

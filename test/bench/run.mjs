@@ -8,8 +8,8 @@
 //   --connections N  keep-alive connections at saturation (default: from 50, doubled while upstream answers
 //                    more than 5% more with twice as many; the report shows the steps)
 //   --before DIR     also measure an earlier build: DIR/dist/bundle/main.js, run by --before-node (default `node`)
-//                    with --before-node-options (default: the Deployment's NODE_OPTIONS); `--before .` with other
-//                    NODE_OPTIONS compares heap settings in one run
+//                    with --before-node-options (default: the Deployment's NODE_OPTIONS and GLIBC_TUNABLES; given,
+//                    that NODE_OPTIONS alone); `--before .` with other NODE_OPTIONS compares settings in one run
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -23,6 +23,7 @@ import { decisionP99 } from './scaling.mjs';
 import {
   cpuSeconds,
   deploymentArgs,
+  deploymentEnv,
   deploymentNodeOptions,
   memoryLimitMb,
   peakRssMb,
@@ -69,7 +70,10 @@ const SERVERS = {
           classes,
           main: join(values.before, 'dist/bundle/main.js'),
           node: values['before-node'] ?? 'node',
-          ...(values['before-node-options'] === undefined ? {} : { env: { NODE_OPTIONS: values['before-node-options'] } }),
+          // An earlier runtime setting: that NODE_OPTIONS and none of the Deployment's other settings (GLIBC_TUNABLES).
+          ...(values['before-node-options'] === undefined
+            ? {}
+            : { env: { NODE_OPTIONS: values['before-node-options'], GLIBC_TUNABLES: '' } }),
         },
       }),
 };
@@ -218,7 +222,7 @@ for (const n of [10, 1000, 10000]) scaling[n] = await decisionP99(n, smoke ? 200
 let cluster;
 if (!smoke) {
   const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
-  const settings = JSON.stringify({ runs: Math.min(runs, 3), nodeOptions: deploymentNodeOptions(), upstream });
+  const settings = JSON.stringify({ runs: Math.min(runs, 3), env: deploymentEnv(), upstream });
   const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, settings], {
     encoding: 'utf8',
     timeout: 15 * 60_000,
@@ -244,6 +248,7 @@ const report = {
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) },
   command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   nodeOptions: deploymentNodeOptions(),
+  runtimeEnv: deploymentEnv(),
   beforeNodeOptions: values['before-node-options'],
   serveArgs: deploymentArgs({ cert: 'CERT', key: 'KEY' }, 'PORT').join(' '),
   memoryLimitMb: memoryLimitMb(),

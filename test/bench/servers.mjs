@@ -5,10 +5,10 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { deploymentArgs, deploymentNodeOptions, gracePeriodMs } from '../helpers/deployment.mjs';
+import { deploymentArgs, deploymentEnv, gracePeriodMs } from '../helpers/deployment.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export { deploymentArgs, deploymentNodeOptions, memoryLimitMb } from '../helpers/deployment.mjs';
+export { deploymentArgs, deploymentEnv, deploymentNodeOptions, memoryLimitMb } from '../helpers/deployment.mjs';
 export const MAIN = `${ROOT}dist/bundle/main.js`;
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s.
 
@@ -70,7 +70,9 @@ export async function startServer(kind, options) {
   const port = nextPort++;
   const [command, argv] = serverCommand(kind, { ...options, port });
   const out = openSync(options.logFile, 'a');
-  const env = { ...process.env, KUBECONFIG: '', NODE_OPTIONS: kind === 'ours' ? deploymentNodeOptions() : '', ...options.env };
+  // Ours with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others with none of them.
+  const runtime = kind === 'ours' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
+  const env = { ...process.env, KUBECONFIG: '', ...runtime, ...options.env };
   const started = performance.now();
   const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
   let readyMs;

@@ -11,10 +11,10 @@ const MAX_CONNECTIONS = BOUNDS.connections;
 import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
-import { deploymentNodeOptions, memoryLimitMb } from '../helpers/deployment.mjs';
+import { deploymentEnv, memoryLimitMb } from '../helpers/deployment.mjs';
 
 /** The server runs with the heap the Deployment gives it (read from the manifest). */
-const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
+const DEPLOYMENT_ENV = deploymentEnv();
 
 function tlsTo(server: BuiltServer): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -72,7 +72,7 @@ async function metric(server: BuiltServer, name: string): Promise<number> {
 }
 
 t.test('slow headers, slow bodies and an endless chunked body are cut at the documented 4 s', async (t) => {
-  const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
+  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
   const [slowHeaders, slowBody, chunked] = await Promise.all([tlsTo(server), tlsTo(server), tlsTo(server)]);
   slowHeaders.write('POST /validate HTTP/1.1\r\nHost: localhost\r\n');
   trickle(slowHeaders, 'X-Slow: aaaaaaaaaaaaaaaa\r\n', 200);
@@ -102,7 +102,7 @@ t.test('slow headers, slow bodies and an endless chunked body are cut at the doc
 });
 
 t.test(`an idle keep-alive flood is held at ${MAX_CONNECTIONS} connections and probes keep answering`, async (t) => {
-  const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
+  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
   const rssBefore = await metric(server, 'snapshot_webhook_process_resident_memory_bytes');
   const flood: TLSSocket[] = [];
   t.teardown(() => flood.forEach((s) => s.destroy()));
@@ -127,7 +127,7 @@ t.test(`an idle keep-alive flood is held at ${MAX_CONNECTIONS} connections and p
 });
 
 t.test('a flood of connections that never start their handshake is cut and does not starve probes', async (t) => {
-  const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
+  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
   const silent: Socket[] = Array.from({ length: 150 }, () => {
     const s = tcpConnect({ host: '127.0.0.1', port: server.port });
     s.on('error', () => undefined);
@@ -146,7 +146,7 @@ t.test('a flood of connections that never start their handshake is cut and does 
 t.test(
   'idle connections and stalled handshakes, each three times their cap: probes and reviews on new connections are answered',
   async (t) => {
-    const server = await startBuiltServer(t, { env: { NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } });
+    const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
     const flood: Socket[] = [];
     t.teardown(() => flood.forEach((s) => s.destroy()));
     flood.push(...(await idleFlood(server, 3 * MAX_CONNECTIONS)));

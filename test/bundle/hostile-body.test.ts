@@ -4,7 +4,7 @@ import { startBuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
 import { admissionReview } from '../helpers/review.mjs';
-import { deploymentNodeOptions } from '../helpers/deployment.mjs';
+import { deploymentEnv } from '../helpers/deployment.mjs';
 
 /** A DELETE review (allowed unchecked) carrying `extra`: what anyone who reaches the port can send. */
 const hostile = (extra: string): string =>
@@ -18,7 +18,7 @@ const hostile = (extra: string): string =>
 t.test('bodies within the size limit cannot exhaust the shipped heap; the server keeps answering', async (t) => {
   const { child, port, ca } = await startBuiltServer(t, {
     args: ['--shutdown-delay=0'],
-    env: { NODE_OPTIONS: deploymentNodeOptions() },
+    env: deploymentEnv(),
   });
   const post = (body: string) => httpsRequest(port, { path: '/validate', body, ca });
   const objects = await post(hostile(`[${Array(1_400_000).fill('{}').join(',')}]`));

@@ -1,4 +1,4 @@
-import { deploymentNodeOptions } from '../helpers/deployment.mjs';
+import { deploymentEnv } from '../helpers/deployment.mjs';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -26,9 +26,6 @@ export interface FuzzTarget {
   logBytes(): number;
   stop(): Promise<void>;
 }
-
-/** The Deployment's NODE_OPTIONS (manifests/base/deployment.yaml). */
-export const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 
 /**
  * The real server on a loopback HTTPS socket, and a keep-alive client for it. In-process for the test suite
@@ -63,11 +60,12 @@ export async function startFuzzTarget(separateProcess = false): Promise<FuzzTarg
       `--port=${port}`,
       '--bind-address=127.0.0.1',
     ];
-    // As it ships: info logging (a decision line per case, read and counted here) and the Deployment's heap cap.
+    // As it ships: info logging (a decision line per case, read and counted here) and the Deployment's runtime
+    // settings (its heap sizes and allocator tunables).
     const child = spawn(
       process.execPath,
       ['dist/bundle/main.js', 'serve', ...args, '--classes-from=test/fixtures/classes', '--shutdown-delay=0'],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_OPTIONS: DEPLOYMENT_NODE_OPTIONS } },
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...deploymentEnv() } },
     );
     child.stdout.on('data', (chunk: Buffer) => (logBytes += chunk.length));
     child.once('exit', (code, signal) => {

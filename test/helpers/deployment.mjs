@@ -14,7 +14,16 @@ function deploymentPod() {
 
 /** The Deployment's NODE_OPTIONS. */
 export function deploymentNodeOptions() {
-  return deploymentPod().containers[0].env.find((e) => e.name === 'NODE_OPTIONS').value;
+  return deploymentEnv().NODE_OPTIONS;
+}
+
+/**
+ * The container's environment variables that have a value of their own (not from the pod's fields): how the
+ * runtime is set, `NODE_OPTIONS` and `GLIBC_TUNABLES`. Every suite that runs the server as it ships sets these.
+ */
+export function deploymentEnv() {
+  const env = deploymentPod().containers[0].env.filter((e) => typeof e.value === 'string');
+  return Object.fromEntries(env.map((e) => [e.name, e.value]));
 }
 
 /**
