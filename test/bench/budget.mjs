@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
-import { replaceBlock } from './report.mjs';
+import { commandLine, replaceBlock } from './report.mjs';
 import { cpuSeconds, runLoad, startServer } from './servers.mjs';
 
 const { values } = parseArgs({
@@ -135,7 +135,7 @@ const oursLike = (() => {
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
 const lines = [
-  `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`npm run bench:budget${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
+  `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
   '',
   '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | failed |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',

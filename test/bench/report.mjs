@@ -6,6 +6,12 @@ const r1 = (x) => (typeof x === 'number' ? Math.round(x * 10) / 10 : x);
 const r2 = (x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
 const cell = (s, round = r1) => `${round(s.median)} (${round(s.min)}–${round(s.max)})`;
 
+/** The command line that ran a bench script, as it can be pasted into a shell (an argument with a space quoted). */
+export function commandLine(script) {
+  const args = process.argv.slice(2).map((a) => (/\s/.test(a) ? `"${a}"` : a));
+  return `npm run ${script}${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+}
+
 /** Replaces the generated part of docs/benchmarks.md between `<!-- NAME:begin -->` and `<!-- NAME:end -->`. */
 export function replaceBlock(name, lines) {
   const [begin, end] = [`<!-- ${name}:begin -->`, `<!-- ${name}:end -->`];

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
-import { writeReport } from './report.mjs';
+import { commandLine, writeReport } from './report.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
   cpuSeconds,
@@ -246,7 +246,7 @@ if (smoke) {
 }
 const report = {
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) },
-  command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  command: commandLine('bench'),
   nodeOptions: deploymentNodeOptions(),
   runtimeEnv: deploymentEnv(),
   beforeNodeOptions: values['before-node-options'],
