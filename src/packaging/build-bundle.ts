@@ -37,9 +37,9 @@ function namesClientNodeImports(clientNodeDist: string): Set<string> {
 /**
  * client-node takes `fetch`, `Agent` and `ProxyAgent` from undici, but undici's index also loads its WebSocket,
  * EventSource, cache, cookie, mock and proxy-variant modules, which nothing here calls: 3.5 MB of idle RSS in
- * cluster mode (87.1 against 90.6 MB, medians of 5 runs) and a sixth of the cluster chunk (docs/benchmarks.md). For client-node's imports, `undici` is these three, required from undici's
- * own files, with the request methods undici's index puts on every dispatcher. The build stops if client-node
- * imports any other name from undici.
+ * cluster mode (87.1 against 90.6 MB, medians of 5 runs) and a sixth of the cluster chunk (docs/benchmarks.md).
+ * For client-node's imports, `undici` is these three, required from undici's own files, with the request methods
+ * undici's index puts on every dispatcher. The build stops if client-node imports any other name from undici.
  */
 const undiciAsClientNodeUsesIt: Plugin = {
   name: 'undici-as-client-node-uses-it',

@@ -13,7 +13,7 @@ import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
 import { deploymentEnv, memoryLimitMb } from '../helpers/deployment.mjs';
 
-/** The server runs with the heap the Deployment gives it (read from the manifest). */
+/** The server runs with the Deployment's runtime settings, its heap and allocator (read from the manifest). */
 const DEPLOYMENT_ENV = deploymentEnv();
 
 function tlsTo(server: BuiltServer): Promise<TLSSocket> {
