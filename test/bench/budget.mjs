@@ -9,14 +9,14 @@
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
 //   --smoke          one short round at 10 connections, docs left alone; prints `bench:budget: N passed, N failed`
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import { cpuSeconds, runLoad, startServer } from './servers.mjs';
+import { cpuSeconds, runLoad, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -50,22 +50,17 @@ const SERVERS = {
 };
 const NAMES = Object.keys(SERVERS);
 
-/** The main thread's user and system CPU seconds (/proc/PID/task/PID/stat). */
-function mainThreadSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
-}
-
 async function measure(name) {
   const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name] });
   try {
     const load = { url: server.url, ca: certs.ca, bodies, connections };
     await runLoad({ ...load, duration: WARM_UP_S });
     const cpu0 = cpuSeconds(server.pid);
-    const main0 = mainThreadSeconds(server.pid);
+    const mainStat = `/proc/${server.pid}/task/${server.pid}/stat`;
+    const main0 = statSeconds(mainStat);
     const result = await runLoad({ ...load, duration });
     const per = (seconds) => (seconds * 1e6) / result.requests;
-    const main1 = mainThreadSeconds(server.pid);
+    const main1 = statSeconds(mainStat);
     return {
       rps: result.rps,
       cpuUs: per(cpuSeconds(server.pid) - cpu0),
@@ -107,30 +102,28 @@ const rows = NAMES.map((name) => ({
 }));
 const bareRows = rows.filter((r) => r.name.startsWith('bare+')).map((r, i) => ({ ...r, work: works[i] }));
 
-/** The work at which the bare server's ratio (falling as work grows) reaches `bound`, by linear interpolation. */
-function workAt(ratio, bound) {
-  const curve = [...bareRows].sort((a, b) => a.work - b.work);
-  if (curve[0][ratio] < bound) return `below ${curve[0].work} µs (the bare server itself misses it)`;
-  for (let i = 1; i < curve.length; i++) {
-    const [a, b] = [curve[i - 1], curve[i]];
-    if (b[ratio] <= bound) {
-      const w = a.work + ((a[ratio] - bound) / (a[ratio] - b[ratio])) * (b.work - a.work);
-      return `about ${Math.round(w)} µs`;
-    }
-  }
-  return `over ${curve.at(-1).work} µs`;
-}
-const ours = rows.find((r) => r.name === 'ours');
-const oursLike = (() => {
-  const curve = [...bareRows].sort((a, b) => a.work - b.work);
-  if (ours.overBare >= curve[0].overBare) return 0;
-  for (let i = 1; i < curve.length; i++) {
-    const [a, b] = [curve[i - 1], curve[i]];
-    if (b.overBare <= ours.overBare)
-      return Math.round(a.work + ((a.overBare - ours.overBare) / (a.overBare - b.overBare)) * (b.work - a.work));
+/**
+ * The work at which the bare server's `ratio` (falling as work grows; the rows are in order of work) comes down to
+ * `value`, by linear interpolation: 0 when it starts there, undefined past the last row.
+ */
+function workWhere(ratio, value) {
+  if (bareRows[0][ratio] <= value) return 0;
+  for (let i = 1; i < bareRows.length; i++) {
+    const [a, b] = [bareRows[i - 1], bareRows[i]];
+    if (b[ratio] <= value) return a.work + ((a[ratio] - value) / (a[ratio] - b[ratio])) * (b.work - a.work);
   }
   return undefined;
-})();
+}
+
+/** Where the bare server's ratio falls to a target's bound, in words. */
+function workAt(ratio, bound) {
+  if (bareRows[0][ratio] < bound) return `below ${bareRows[0].work} µs (the bare server itself misses it)`;
+  const w = workWhere(ratio, bound);
+  return w === undefined ? `over ${works.at(-1)} µs` : `about ${Math.round(w)} µs`;
+}
+const ours = rows.find((r) => r.name === 'ours');
+const oursAt = workWhere('overBare', ours.overBare);
+const oursLike = oursAt === undefined ? undefined : Math.round(oursAt);
 
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);

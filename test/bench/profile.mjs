@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
-import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer } from './servers.mjs';
+import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
   options: { connections: { type: 'string' }, duration: { type: 'string' }, 'flame-min': { type: 'string' } },
@@ -48,12 +48,12 @@ function part(frame) {
 function threadCpu(pid) {
   const by = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const name = tid === String(pid) ? 'main' : /\((.*)\)/.exec(stat)[1].replace(/[\d#]+$/, '');
-    const fields = stat.split(') ')[1].split(' ');
+    const file = `/proc/${pid}/task/${tid}/stat`;
+    const name = tid === String(pid) ? 'main' : /\((.*)\)/.exec(readFileSync(file, 'utf8'))[1].replace(/[\d#]+$/, '');
+    const { user, system } = statSeconds(file);
     by[name] = by[name] ?? { user: 0, system: 0 };
-    by[name].user += Number(fields[11]) / 100;
-    by[name].system += Number(fields[12]) / 100;
+    by[name].user += user;
+    by[name].system += system;
   }
   return by;
 }

@@ -127,7 +127,7 @@ export function writeReport(report) {
         ];
   replaceBlock('results', [
     `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's runtime settings, ${Object.entries(
-      report.runtimeEnv ?? { NODE_OPTIONS: report.nodeOptions },
+      report.runtimeEnv,
     )
       .map(([k, v]) => `\`${k}=${v}\``)
       .join(

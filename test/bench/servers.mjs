@@ -101,10 +101,16 @@ export async function startServer(kind, options) {
   };
 }
 
-/** CPU seconds (user + system) a process has used. */
+/** User and system CPU seconds in a /proc stat file: a process's (/proc/PID/stat) or one thread's (/proc/PID/task/TID/stat). */
+export function statSeconds(file) {
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
+/** CPU seconds (user + system) a process has used, over all its threads. */
 export function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  const { user, system } = statSeconds(`/proc/${pid}/stat`);
+  return user + system;
 }
 
 /** The highest resident set size since the process started (VmHWM), in MB. */
