@@ -1,5 +1,5 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiserverError } from './apiserver-error.js';
 import { BOUNDS } from '../limits/bounds.js';
@@ -11,6 +11,32 @@ import { BOUNDS } from '../limits/bounds.js';
  */
 export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   return (await kubeExchange<T>(kc, method, path, body)).body;
+}
+
+/**
+ * The connections kubeExchange keeps open to the apiserver, per kubeconfig. client-node's applyToHTTPSOptions
+ * hands each request an https.Agent without keep-alive, so every call paid a new TCP connection, TLS handshake
+ * and TLS context: at idle the permission reviews and watch probes (every 10 s) opened about 13 a round, and
+ * RSS rose by about 14 MB in 3 minutes while their native memory waited for a GC (docs/benchmarks.md). An idle
+ * connection is kept for 30 s, longer than those rounds and shorter than the apiserver's own idle timeout (90 s),
+ * so the apiserver does not close one under a request. A kubeconfig with a proxy keeps client-node's agent.
+ */
+export const KUBE_CONNECTIONS = 4;
+export const KUBE_IDLE_MS = 30_000;
+const pools = new WeakMap<KubeConfig, HttpsAgent>();
+
+function pool(kc: KubeConfig): HttpsAgent {
+  let agent = pools.get(kc);
+  if (agent === undefined) {
+    agent = new HttpsAgent({
+      keepAlive: true,
+      maxSockets: KUBE_CONNECTIONS,
+      maxFreeSockets: KUBE_CONNECTIONS,
+      timeout: KUBE_IDLE_MS,
+    });
+    pools.set(kc, agent);
+  }
+  return agent;
 }
 
 export interface KubeAnswer<T> {
@@ -40,6 +66,7 @@ export async function kubeExchange<T>(
     timeout: timeoutMs,
   };
   await kc.applyToHTTPSOptions(options);
+  if (url.protocol === 'https:' && cluster.proxyUrl === undefined) options.agent = pool(kc);
   const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
   return new Promise<KubeAnswer<T>>((resolve, reject) => {
     const req = send(options, (res) => {

@@ -1,0 +1,96 @@
+// kubeExchange keeps its connections to the apiserver open: rounds of calls (the permission reviews and watch
+// probes every 10 s) reuse a few TLS connections instead of a handshake each, and a kubeconfig with a proxy still
+// goes through the proxy. Real HTTPS on loopback.
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect, type AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import t, { type Test } from 'tap';
+import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
+import { KUBE_CONNECTIONS, kubeExchange } from '../../src/cluster/kube-http.js';
+
+const ca = await makeCa('kube-connections-test-ca', 1);
+const serving = await makeServingCert(ca, {
+  commonName: 'apiserver',
+  dnsNames: ['localhost'],
+  ipAddresses: ['127.0.0.1'],
+  days: 1,
+});
+
+async function listen(server: ReturnType<typeof createHttpServer>): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** An apiserver stand-in that answers `{}` and counts the TLS connections it accepted. */
+async function apiserver(t: Test): Promise<{ port: number; connections: () => number }> {
+  let connections = 0;
+  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  server.on('secureConnection', () => connections++);
+  const port = await listen(server);
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
+  t.teardown(() => server.closeAllConnections());
+  return { port, connections: () => connections };
+}
+
+function kubeconfigFor(port: number, proxyUrl?: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca.certPem).toString('base64'), proxyUrl }],
+    users: [{ name: 'u', token: 'not-a-secret' }],
+    contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+    currentContext: 'c',
+  });
+  return kc;
+}
+
+const ROUNDS = [
+  { name: 'one call at a time', rounds: 5, parallel: 1, most: 1 },
+  { name: 'rounds of 13 at once, as a permission round with probes', rounds: 3, parallel: 13, most: KUBE_CONNECTIONS },
+];
+
+for (const c of ROUNDS) {
+  t.test(`${c.name}: at most ${c.most} TLS connection(s) for ${c.rounds * c.parallel} calls`, async (t) => {
+    const server = await apiserver(t);
+    const kc = kubeconfigFor(server.port);
+    for (let round = 0; round < c.rounds; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: c.parallel }, () => kubeExchange(kc, 'GET', '/apis', undefined, 5_000)),
+      );
+      t.equal(answers.length, c.parallel);
+    }
+    t.ok(server.connections() <= c.most, `${server.connections()} connections`);
+  });
+}
+
+t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
+  const server = await apiserver(t);
+  let tunnels = 0;
+  const proxy = createHttpServer();
+  proxy.on('connect', (req, client) => {
+    tunnels++;
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  const proxyPort = await listen(proxy);
+  t.teardown(() => proxy.close());
+  t.teardown(() => proxy.closeAllConnections());
+  const answer = await kubeExchange(
+    kubeconfigFor(server.port, `http://127.0.0.1:${proxyPort}`),
+    'GET',
+    '/apis',
+    undefined,
+    5_000,
+  );
+  t.same(answer.body, {});
+  t.equal(tunnels, 1, 'one CONNECT through the proxy');
+  t.equal(server.connections(), 1);
+});
