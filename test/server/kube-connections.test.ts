@@ -1,13 +1,14 @@
 // kubeExchange keeps its connections to the apiserver open: rounds of calls (the permission reviews and watch
 // probes every 10 s) reuse a few TLS connections instead of a handshake each, and a kubeconfig with a proxy still
 // goes through the proxy. Real HTTPS on loopback.
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
-import { KUBE_CONNECTIONS, kubeExchange } from '../../src/cluster/kube-http.js';
+import { KUBE_CONNECTIONS, KUBE_IDLE_MS, kubeExchange } from '../../src/cluster/kube-http.js';
 
 const ca = await makeCa('kube-connections-test-ca', 1);
 const serving = await makeServingCert(ca, {
@@ -31,8 +32,10 @@ async function apiserver(t: Test): Promise<{ port: number; connections: () => nu
   });
   server.on('secureConnection', () => connections++);
   const port = await listen(server);
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
-  t.teardown(() => server.closeAllConnections());
+  t.teardown(() => {
+    server.close();
+    server.closeAllConnections();
+  });
   return { port, connections: () => connections };
 }
 
@@ -81,8 +84,10 @@ t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
     client.on('error', () => upstream.destroy());
   });
   const proxyPort = await listen(proxy);
-  t.teardown(() => proxy.close());
-  t.teardown(() => proxy.closeAllConnections());
+  t.teardown(() => {
+    proxy.close();
+    proxy.closeAllConnections();
+  });
   const answer = await kubeExchange(
     kubeconfigFor(server.port, `http://127.0.0.1:${proxyPort}`),
     'GET',
@@ -93,4 +98,10 @@ t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
   t.same(answer.body, {});
   t.equal(tunnels, 1, 'one CONNECT through the proxy');
   t.equal(server.connections(), 1);
+});
+
+t.test('docs/cluster.md states the pool as it is', async (t) => {
+  const text = readFileSync(new URL('../../docs/cluster.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  t.match(text, `a pool of at most ${KUBE_CONNECTIONS} keep-alive TLS connections per replica`);
+  t.match(text, `An idle connection is closed after ${KUBE_IDLE_MS / 1000} s.`);
 });
