@@ -3,20 +3,24 @@
 // several W, in the same run as ours (as the Deployment runs it) and upstream (the peer), all at the same keep-alive
 // connection count, in rotating order. It prints each server's requests/s and CPU per request, and where the
 // bare server's throughput crosses the targets: that W is the budget for everything a webhook adds to the floor
-// (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve. Writes the
-// budget part of docs/benchmarks.md. Loopback only, in a private network namespace, bounded in time.
+// (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
+// libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
+// with every server's start to ready. Writes the budget part of docs/benchmarks.md. Loopback only, in a private
+// network namespace, bounded in time.
 //   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
 //   --smoke          one short round at 10 connections, docs left alone; prints `bench:budget: N passed, N failed`
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import { cpuSeconds, runLoad, startServer, statSeconds } from './servers.mjs';
+import { cpuSeconds, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -41,11 +45,29 @@ const runs = Number(values.runs ?? (smoke ? 1 : 3));
 const duration = Number(values.duration ?? (smoke ? 1 : 5));
 const connections = Number(values.connections ?? (smoke ? 10 : 100));
 const WARM_UP_S = smoke ? 1 : 3;
-const { work, certs, classes, bodies, logFile, upstream, fake } = await startBench('bench:budget', 'sw-budget-');
+const { work, certs, classes, classText, bodies, logFile, upstream, fake } = await startBench('bench:budget', 'sw-budget-');
+const classCount = classText.split(/^kind: /m).length - 1;
+
+/** The libraries floor, bundled with the options ours is bundled with (src/packaging/build-bundle.ts), so it starts as a bundle does. */
+const librariesMain = join(work, 'libraries.mjs');
+await build({
+  entryPoints: [`${ROOT}test/bench/libraries-https.mjs`],
+  outfile: librariesMain,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+});
 
 const SERVERS = {
   ours: { kind: 'ours', classes },
   upstream: { kind: 'upstream', kubeconfig: fake.kubeconfig, upstream },
+  libraries: { kind: 'libraries', main: librariesMain },
   ...Object.fromEntries(works.map((w) => [`bare+${w}`, { kind: 'bare', workUs: w }])),
 };
 const NAMES = Object.keys(SERVERS);
@@ -62,6 +84,7 @@ async function measure(name) {
     const per = (seconds) => (seconds * 1e6) / result.requests;
     const main1 = statSeconds(mainStat);
     return {
+      readyMs: server.readyMs,
       rps: result.rps,
       cpuUs: per(cpuSeconds(server.pid) - cpu0),
       mainUserUs: per(main1.user - main0.user),
@@ -98,6 +121,8 @@ const rows = NAMES.map((name) => ({
   mainSystemUs: within((r) => r[name].mainSystemUs),
   p99Ms: within((r) => r[name].p99Ms),
   p99OverUpstream: within((r) => r[name].p99Ms / r.upstream.p99Ms),
+  readyMs: within((r) => r[name].readyMs),
+  readyOverBare: within((r) => r[name].readyMs / r['bare+0'].readyMs),
   failures: Math.max(...rounds.map((r) => r[name].failures)),
 }));
 const bareRows = rows.filter((r) => r.name.startsWith('bare+')).map((r, i) => ({ ...r, work: works[i] }));
@@ -121,23 +146,41 @@ function workAt(ratio, bound) {
   const w = workWhere(ratio, bound);
   return w === undefined ? `over ${works.at(-1)} µs` : `about ${Math.round(w)} µs`;
 }
-const ours = rows.find((r) => r.name === 'ours');
-const oursAt = workWhere('overBare', ours.overBare);
-const oursLike = oursAt === undefined ? undefined : Math.round(oursAt);
+/** The work added to the bare server at which it answers like `name`, in words. */
+function answersLike(name) {
+  const w = workWhere('overBare', row(name).overBare);
+  return w === undefined ? `more than ${works.at(-1)} µs` : `about ${Math.round(w)} µs`;
+}
+const LABELS = {
+  ours: 'ours (as the Deployment runs it)',
+  upstream: 'upstream v7.0.2',
+  libraries: 'libraries floor: fastify + pino + prom-client, no rules',
+};
 
+/** Whether the bare server's throughput fell at each step of work, as the reading off its curve assumes. */
+const steady = bareRows.every((r, i) => i === 0 || r.rps <= bareRows[i - 1].rps);
+/** A bare server with work added counts its loop steps for 200 ms before it listens: its start is not the floor's. */
+const calibrates = (name) => name.startsWith('bare+') && name !== 'bare+0';
+const row = (name) => rows.find((r) => r.name === name);
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
 const lines = [
   `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
   '',
-  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | failed |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | start to ready (ms) | / bare | failed |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${r.name === 'ours' ? 'ours (as the Deployment runs it)' : r.name === 'upstream' ? 'upstream v7.0.2' : `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${r.failures} |`,
+      `| ${LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
   ),
   '',
-  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${oursLike === undefined ? `more than ${works.at(-1)} µs` : `about ${oursLike} µs`} of work added.`,
+  ...(steady
+    ? []
+    : [
+        `In this run the bare server's throughput did not fall at every step of added work (${bareRows.map((r) => `${r.work} µs: ${Math.round(r.rps)}`).join(', ')} requests/s): the machine's noise was larger than the steps, and the figures read off that curve below are not reliable.`,
+        '',
+      ]),
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' 4).`,
 ];
 console.log(lines.join('\n'));
 if (!smoke) replaceBlock('budget', lines);

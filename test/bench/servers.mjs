@@ -39,13 +39,15 @@ let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
 /**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
- * binary, with a kubeconfig) or 'bare' (with `workUs` of busy CPU per request added, for bench:budget).
+ * binary, with a kubeconfig), 'bare' (with `workUs` of busy CPU per request added, for bench:budget) or
+ * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget).
  */
 export function serverCommand(
   kind,
   { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0 },
 ) {
   if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port), String(workUs)]];
+  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port)]];
   if (kind === 'upstream') {
     return [
       upstream,
@@ -70,8 +72,9 @@ export async function startServer(kind, options) {
   const port = nextPort++;
   const [command, argv] = serverCommand(kind, { ...options, port });
   const out = openSync(options.logFile, 'a');
-  // Ours with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others with none of them.
-  const runtime = kind === 'ours' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
+  // Ours and the libraries floor with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others
+  // with none of them.
+  const runtime = kind === 'ours' || kind === 'libraries' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
   const env = { ...process.env, KUBECONFIG: '', ...runtime, ...options.env };
   const started = performance.now();
   const child = spawn(command, argv, { stdio: ['ignore', out, out], env });

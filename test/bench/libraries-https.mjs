@@ -1,0 +1,38 @@
+// The libraries floor (bench:budget): the three libraries ours answers through, used as ours uses them, and none
+// of ours' own code. fastify over HTTPS with the same TLS settings and keep-alive as ours, no route schemas,
+// fastify's JSON body parser; one pino info line per request to stdout through pino's asynchronous destination;
+// one observation of a prom-client histogram per request; a fixed AdmissionReview as the answer. Bundled like ours
+// before it runs (budget.mjs), so it starts as a bundle does. What any webhook built on them pays before its rules.
+// node libraries-https.mjs CERT KEY PORT
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import { pino } from 'pino';
+import { Histogram, Registry } from 'prom-client';
+
+const [cert, key, port] = process.argv.slice(2);
+const log = pino({ level: 'info', base: null }, pino.destination({ sync: false }));
+const seconds = new Histogram({
+  name: 'floor_review_duration_seconds',
+  help: 'Time to answer a review.',
+  labelNames: ['allowed'],
+  registers: [new Registry()],
+});
+const noSchemas = () => () => {
+  throw new Error('no route schemas');
+};
+const app = Fastify({
+  logger: false,
+  keepAliveTimeout: 120_000,
+  https: { cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.2' },
+  schemaController: { compilersFactory: { buildValidator: noSchemas, buildSerializer: noSchemas } },
+});
+app.get('/readyz', async () => 'ok');
+app.post('/validate', async (request) => {
+  const started = performance.now();
+  const uid = request.body?.request?.uid ?? '';
+  log.info({ uid, allowed: true }, 'decision');
+  seconds.observe({ allowed: 'true' }, (performance.now() - started) / 1000);
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } };
+});
+await app.listen({ port: Number(port), host: '127.0.0.1' });
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
