@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync 
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
+import { BUNDLE_OPTIONS } from './bundle-options.js';
 
 /**
  * `npm run build`'s last step: bundles the tsc output in dist/ into dist/bundle as ES modules, tree-shaken, with
@@ -69,24 +70,11 @@ mkdirSync(OUT, { recursive: true });
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 writeFileSync(join(OUT, 'package.json'), `${JSON.stringify({ type: 'module', version })}\n`);
 await build({
+  ...BUNDLE_OPTIONS,
   entryPoints: { main: join(DIST, 'main.js') },
   outdir: OUT,
   chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
   splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node24',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-  // The CommonJS dependencies call `require` for Node's built-in modules; an ES module has none of its own.
-  banner: {
-    js: "import { createRequire as __snapshotWebhookRequire } from 'node:module'; const require = __snapshotWebhookRequire(import.meta.url);",
-  },
-  // Fastify loads its schema compilers only for route schemas, which this server does not declare (app.ts).
-  external: ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
   plugins: [undiciAsClientNodeUsesIt],
 });
 chmodSync(join(OUT, 'main.js'), 0o755);

@@ -10,12 +10,14 @@
 //   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
-//   --smoke          one short round at 10 connections, docs left alone; prints `bench:budget: N passed, N failed`
+//   --smoke          one short round at 10 connections with 100 µs of work (a step no machine's noise hides), docs
+//                    left alone; prints `bench:budget: N passed, N failed`
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { BUNDLE_OPTIONS } from '../../dist/packaging/bundle-options.js';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
@@ -38,7 +40,7 @@ reexecInNetns((why) => {
 
 const smoke = values.smoke === true;
 // 0 is always measured: the bare server itself is the reference of every ratio to it.
-const works = [...new Set([0, ...(values.works ?? (smoke ? '10' : '5,10,15,20,30')).split(',').map(Number)])].sort(
+const works = [...new Set([0, ...(values.works ?? (smoke ? '100' : '5,10,15,20,30')).split(',').map(Number)])].sort(
   (a, b) => a - b,
 );
 const runs = Number(values.runs ?? (smoke ? 1 : 3));
@@ -48,21 +50,9 @@ const WARM_UP_S = smoke ? 1 : 3;
 const { work, certs, classes, classText, bodies, logFile, upstream, fake } = await startBench('bench:budget', 'sw-budget-');
 const classCount = classText.split(/^kind: /m).length - 1;
 
-/** The libraries floor, bundled with the options ours is bundled with (src/packaging/build-bundle.ts), so it starts as a bundle does. */
+/** The libraries floor, bundled as ours is (src/packaging/bundle-options.ts), so it starts as a bundle does. */
 const librariesMain = join(work, 'libraries.mjs');
-await build({
-  entryPoints: [`${ROOT}test/bench/libraries-https.mjs`],
-  outfile: librariesMain,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node24',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-  banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-});
+await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}test/bench/libraries-https.mjs`], outfile: librariesMain });
 
 const SERVERS = {
   ours: { kind: 'ours', classes },

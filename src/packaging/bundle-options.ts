@@ -1,0 +1,22 @@
+import type { BuildOptions } from 'esbuild';
+
+/**
+ * How the server is bundled (build-bundle.ts). The bench's libraries floor is bundled the same way
+ * (test/bench/budget.mjs), so that both start as a bundle does.
+ */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  // The CommonJS dependencies call `require` for Node's built-in modules; an ES module has none of its own.
+  banner: {
+    js: "import { createRequire as __snapshotWebhookRequire } from 'node:module'; const require = __snapshotWebhookRequire(import.meta.url);",
+  },
+  // Fastify loads its schema compilers only for route schemas, which this server does not declare (app.ts).
+  external: ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
+} satisfies BuildOptions;
