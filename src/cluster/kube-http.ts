@@ -73,6 +73,7 @@ export async function kubeExchange<T>(
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
+        clearTimeout(deadline);
         const text = Buffer.concat(chunks).toString('utf8');
         const status = res.statusCode ?? 0;
         const parsedDate = Date.parse(res.headers.date ?? '');
@@ -96,8 +97,20 @@ export async function kubeExchange<T>(
         reject(new ApiserverError(`${method} ${path}: HTTP ${status}: ${message}`, status, reason, date));
       });
     });
-    req.on('timeout', () => req.destroy(new ApiserverError(`${method} ${path}: timed out`, undefined)));
-    req.on('error', (error) => reject(ApiserverError.from(error)));
+    // The socket's timeout bounds silence on a connection; the deadline bounds the whole call from now, including
+    // a wait for one of the pool's connections while the others are busy (a frozen apiserver holds them). A request
+    // still waiting reports its destruction only once it gets a connection, so the call is rejected here at once.
+    const timedOut = (): void => {
+      const error = new ApiserverError(`${method} ${path}: timed out`, undefined);
+      req.destroy(error);
+      reject(error);
+    };
+    const deadline = setTimeout(timedOut, timeoutMs);
+    req.on('timeout', timedOut);
+    req.on('error', (error) => {
+      clearTimeout(deadline);
+      reject(ApiserverError.from(error));
+    });
     req.end(payload);
   });
 }

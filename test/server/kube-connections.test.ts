@@ -26,7 +26,8 @@ async function listen(server: ReturnType<typeof createHttpServer>): Promise<numb
 /** An apiserver stand-in that answers `{}` and counts the TLS connections it accepted. */
 async function apiserver(t: Test): Promise<{ port: number; connections: () => number }> {
   let connections = 0;
-  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => {
+  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    if (req.url === '/frozen') return; // never answers, as a frozen apiserver
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{}');
   });
@@ -68,6 +69,21 @@ for (const c of ROUNDS) {
     t.ok(server.connections() <= c.most, `${server.connections()} connections`);
   });
 }
+
+t.test('a call waiting for a connection while a frozen apiserver holds them all times out on its own budget', async (t) => {
+  const server = await apiserver(t);
+  const kc = kubeconfigFor(server.port);
+  const held = Array.from({ length: KUBE_CONNECTIONS }, () =>
+    kubeExchange(kc, 'GET', '/frozen', undefined, 30_000).catch((e: unknown) => e),
+  );
+  const started = performance.now();
+  const probe = await kubeExchange(kc, 'GET', '/apis', undefined, 500).catch((e: unknown) => e);
+  const waited = performance.now() - started;
+  t.match(probe, { message: 'GET /apis: timed out', status: undefined });
+  t.ok(waited < 5_000, `timed out after ${Math.round(waited)} ms, not after the held calls' 30 s`);
+  // The held calls end when the teardown closes the stand-in's connections.
+  void Promise.all(held);
+});
 
 t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
   const server = await apiserver(t);
