@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
+import { WatchConnection } from '../../src/cluster/client-node-api.js';
 import { KUBE_CONNECTIONS, KUBE_IDLE_MS, kubeExchange } from '../../src/cluster/kube-http.js';
 
 const ca = await makeCa('kube-connections-test-ca', 1);
@@ -29,7 +30,10 @@ async function apiserver(t: Test): Promise<{ port: number; connections: () => nu
   const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     if (req.url === '/frozen') return; // never answers, as a frozen apiserver
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{}');
+    if (!req.url?.includes('watch=true')) return void res.end('{}');
+    // A watch: one bookmark, then the server-side timeout ends it.
+    res.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}}\n');
+    setTimeout(() => res.end(), 20);
   });
   server.on('secureConnection', () => connections++);
   const port = await listen(server);
@@ -83,6 +87,25 @@ t.test('a call waiting for a connection while a frozen apiserver holds them all 
   t.ok(waited < 5_000, `timed out after ${Math.round(waited)} ms, not after the held calls' 30 s`);
   // The held calls end when the teardown closes the stand-in's connections.
   void Promise.all(held);
+});
+
+/** One watch through client-node's Watch, to its end; resolves with what it ended with. */
+async function watchToEnd(config: KubeConfig): Promise<unknown> {
+  return new Promise((resolve) => {
+    void new Watch(config).watch('/apis/g/v1/things', { watch: true }, () => undefined, resolve);
+  });
+}
+
+t.test("client-node's watches share their connections until one fails", async (t) => {
+  const server = await apiserver(t);
+  const connection = new WatchConnection(kubeconfigFor(server.port));
+  // A watch may start again before the last one's connection is free: its dispatcher then opens a second one.
+  for (let i = 0; i < 8; i++) t.equal(await watchToEnd(connection.config), null, `watch ${i + 1} ended cleanly`);
+  const shared = server.connections();
+  t.ok(shared <= 2, `eight watches, ${shared} TLS connection(s)`);
+  connection.drop();
+  await watchToEnd(connection.config);
+  t.equal(server.connections(), shared + 1, 'after a failure, the next watch has a connection of its own');
 });
 
 t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
