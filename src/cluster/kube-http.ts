@@ -63,7 +63,6 @@ export async function kubeExchange<T>(
     port: url.port,
     path: `${url.pathname}${url.search}`,
     headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-    timeout: timeoutMs,
   };
   await kc.applyToHTTPSOptions(options);
   if (url.protocol === 'https:' && cluster.proxyUrl === undefined) options.agent = pool(kc);
@@ -97,16 +96,14 @@ export async function kubeExchange<T>(
         reject(new ApiserverError(`${method} ${path}: HTTP ${status}: ${message}`, status, reason, date));
       });
     });
-    // The socket's timeout bounds silence on a connection; the deadline bounds the whole call from now, including
-    // a wait for one of the pool's connections while the others are busy (a frozen apiserver holds them). A request
-    // still waiting reports its destruction only once it gets a connection, so the call is rejected here at once.
-    const timedOut = (): void => {
+    // The deadline bounds the whole call from now, a wait for one of the pool's connections included (a frozen
+    // apiserver can hold them all), and so any silence on the connection too. A request still waiting reports its
+    // destruction only once it gets a connection, so the call is rejected here at once.
+    const deadline = setTimeout(() => {
       const error = new ApiserverError(`${method} ${path}: timed out`, undefined);
       req.destroy(error);
       reject(error);
-    };
-    const deadline = setTimeout(timedOut, timeoutMs);
-    req.on('timeout', timedOut);
+    }, timeoutMs);
     req.on('error', (error) => {
       clearTimeout(deadline);
       reject(ApiserverError.from(error));

@@ -12,7 +12,7 @@
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)
 //   --smoke          one short round at 10 connections with 100 µs of work (a step no machine's noise hides), docs
 //                    left alone; prints `bench:budget: N passed, N failed`
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ import { BUNDLE_OPTIONS } from '../../dist/packaging/bundle-options.js';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
+import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
 import { cpuSeconds, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
 
@@ -48,7 +49,8 @@ const duration = Number(values.duration ?? (smoke ? 1 : 5));
 const connections = Number(values.connections ?? (smoke ? 10 : 100));
 const WARM_UP_S = smoke ? 1 : 3;
 const { work, certs, classes, classText, bodies, logFile, upstream, fake } = await startBench('bench:budget', 'sw-budget-');
-const classCount = classText.split(/^kind: /m).length - 1;
+const classCount = countClasses(classText);
+const fixtureClassCount = countClasses(readFileSync(FIXTURE_CLASSES, 'utf8'));
 
 /** The libraries floor, bundled as ours is (src/packaging/bundle-options.ts), so it starts as a bundle does. */
 const librariesMain = join(work, 'libraries.mjs');
@@ -170,7 +172,7 @@ const lines = [
         `In this run the bare server's throughput did not fall at every step of added work (${bareRows.map((r) => `${r.work} µs: ${Math.round(r.rps)}`).join(', ')} requests/s): the machine's noise was larger than the steps, and the figures read off that curve below are not reliable.`,
         '',
       ]),
-  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' 4).`,
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}).`,
 ];
 console.log(lines.join('\n'));
 if (!smoke) replaceBlock('budget', lines);

@@ -40,9 +40,15 @@ export function requestMix() {
   return bodies;
 }
 
+/** The fixtures' classes: what `npm start` serves. */
+export const FIXTURE_CLASSES = `${ROOT}test/fixtures/classes/classes.yaml`;
+
+/** How many classes a manifest text holds. */
+export const countClasses = (text) => text.split(/^kind: /m).length - 1;
+
 /** A realistic class set: the fixtures' classes plus 200 more over 40 drivers, one default each. */
 export function classManifests() {
-  const docs = [readFileSync(`${ROOT}test/fixtures/classes/classes.yaml`, 'utf8')];
+  const docs = [readFileSync(FIXTURE_CLASSES, 'utf8')];
   for (let i = 0; i < 200; i++) {
     const driver = `driver-${i % 40}.csi.example.com`;
     const isDefault = i < 40 ? '\n  annotations:\n    snapshot.storage.kubernetes.io/is-default-class: "true"' : '';

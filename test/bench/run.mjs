@@ -19,6 +19,7 @@ import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { commandLine, writeReport } from './report.mjs';
+import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
   cpuSeconds,
@@ -256,8 +257,8 @@ const report = {
   saturated,
   runs,
   durationSeconds: duration,
-  classCount: classText.split(/^kind: /m).length - 1,
-  fewClassCount: readFileSync(join(ROOT, 'test/fixtures/classes/classes.yaml'), 'utf8').split(/^kind: /m).length - 1,
+  classCount: countClasses(classText),
+  fewClassCount: countClasses(readFileSync(FIXTURE_CLASSES, 'utf8')),
   results,
   ratios,
   scaling,
