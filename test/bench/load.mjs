@@ -1,6 +1,7 @@
 // The load generator, run as its own process so it does not share the server's event loop:
 // node load.mjs '<json options>' -> prints autocannon's result as JSON on stdout.
-// Options: url, ca (file), bodies (file: JSON array of request bodies), connections, duration, amount, rate.
+// Options: url, ca (file), bodies (file: JSON array of request bodies), connections, duration, amount, rate,
+// timeout (seconds a request may take, default 10).
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
@@ -24,7 +25,7 @@ const result = await autocannon({
   ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 5 }),
   ...(options.rate ? { overallRate: options.rate } : {}),
   tlsOptions: { ca: readFileSync(options.ca), servername: 'localhost' },
-  timeout: 10,
+  timeout: options.timeout ?? 10,
 });
 process.stdout.write(
   JSON.stringify({

@@ -1,11 +1,12 @@
 // Where a request's CPU goes: our server (the Deployment's arguments and NODE_OPTIONS, info logs to a file) and
-// the bare Node HTTPS server, one after the other, under the bench's request mix at saturation, with V8's
+// the bare Node HTTPS server (or, with `--against libraries`, the libraries floor of bench:budget, with the
+// Deployment's NODE_OPTIONS too), one after the other, under the bench's request mix at saturation, with V8's
 // sampling profiler on (--cpu-prof). Ours runs the unbundled build (dist/main.js with node_modules), the same
 // code as the bundle, so that each frame names its package. Prints, per request, each server's main-thread time by
 // package or part of the server (self time, and inclusive: every part on the stack of a sample), the difference
 // between the two, and the functions that take the most.
-// `npm run bench:profile -- --connections 50 --duration 10`. The main thread only: GC helper threads and the
-// kernel's TLS and socket time are outside it (the bench's CPU per request counts them).
+// `npm run bench:profile -- --connections 50 --duration 10 [--against libraries]`. The main thread only: GC
+// helper threads and the kernel's TLS and socket time are outside it (the bench's CPU per request counts them).
 // The flame graph: each server's main-thread stacks in the folded format (one line per stack, frames joined by
 // `;`, then its µs), the input of flamegraph.pl, inferno and speedscope, in the work folder it names; and the
 // same tree printed top-down, pruned to the frames that take at least --flame-min µs per request.
@@ -17,13 +18,22 @@ import { prepareWork, requestMix } from './mix.mjs';
 import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
-  options: { connections: { type: 'string' }, duration: { type: 'string' }, 'flame-min': { type: 'string' } },
+  options: {
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    'flame-min': { type: 'string' },
+    against: { type: 'string' },
+  },
 });
 // Ours listens on every interface, as the Deployment runs it: only loopback exists in the namespace.
 reexecInNetns((why) => console.error(`bench:profile: ${why}`));
 const connections = Number(values.connections ?? 50);
 const duration = Number(values.duration ?? 10);
 const flameMin = Number(values['flame-min'] ?? 1.5);
+// What ours is set against: the bare server, or the libraries floor (bench:budget's fastify + pino + prom-client,
+// unbundled here too), which leaves ours' own code as the difference.
+const against = values.against ?? 'bare';
+if (against !== 'bare' && against !== 'libraries') throw new Error('--against is bare or libraries');
 const { work, certs, classes } = prepareWork('sw-profile-');
 const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
@@ -41,7 +51,8 @@ function part(frame) {
   if (pkg) return pkg[1];
   const own = /\/dist\/([a-z]+)\//.exec(url);
   if (own) return `src/${own[1]}`;
-  return url.includes('bare-https') ? 'bare-https.mjs' : url;
+  if (url.includes('bare-https')) return 'bare-https.mjs';
+  return url.includes('libraries-https') ? 'libraries-https.mjs' : url;
 }
 
 /** User and system CPU seconds by thread: the main thread, and the others by name (V8 workers, libuv). */
@@ -66,7 +77,8 @@ async function profileOf(kind) {
     classes,
     logFile: join(work, `${kind}.log`),
     ...(kind === 'ours' ? { main: join(ROOT, 'dist/main.js') } : {}),
-    env: { NODE_OPTIONS: `${kind === 'ours' ? deploymentNodeOptions() : ''} --cpu-prof --cpu-prof-dir=${profiles}` },
+    ...(kind === 'libraries' ? { main: join(ROOT, 'test/bench/libraries-https.mjs') } : {}),
+    env: { NODE_OPTIONS: `${kind === 'bare' ? '' : deploymentNodeOptions()} --cpu-prof --cpu-prof-dir=${profiles}` },
   });
   const load = { url: server.url, ca: certs.ca, bodies, connections };
   const warm = await runLoad({ ...load, duration: 2 });
@@ -165,37 +177,37 @@ function printFlame(folded, min) {
 }
 
 const ours = await profileOf('ours');
-const bare = await profileOf('bare');
+const peer = await profileOf(against);
 const f = (x) => (x ?? 0).toFixed(2).padStart(7);
 const top = (map, n) =>
   [...map]
     .filter(([k]) => k !== '(idle)')
     .sort((a, b) => b[1] - a[1])
     .slice(0, n);
-for (const p of [ours, bare]) {
+for (const p of [ours, peer]) {
   console.log(
     `${p.kind}: ${Math.round(p.rps)} req/s at ${connections} connections; CPU ${p.cpuUs.toFixed(1)} µs per request (all threads and the kernel), main thread busy ${p.busy.toFixed(1)} µs`,
   );
 }
 console.log('\nCPU by thread, µs per request (user / system), from /proc/PID/task/*/stat:');
-for (const p of [ours, bare])
+for (const p of [ours, peer])
   console.log(
     `  ${p.kind}: ${Object.entries(p.threads)
       .filter(([, t]) => t.user + t.system >= 0.05)
       .map(([name, t]) => `${name} ${t.user.toFixed(1)} / ${t.system.toFixed(1)}`)
       .join(', ')}`,
   );
-console.log('\nmain thread, µs per request: part, ours self, bare self, ours − bare self, ours inclusive');
-const parts = new Set([...top(ours.self, 25).map(([k]) => k), ...top(bare.self, 10).map(([k]) => k)]);
+console.log(`\nmain thread, µs per request: part, ours self, ${peer.kind} self, ours − ${peer.kind} self, ours inclusive`);
+const parts = new Set([...top(ours.self, 25).map(([k]) => k), ...top(peer.self, 10).map(([k]) => k)]);
 for (const k of [...parts].sort((a, b) => (ours.self.get(b) ?? 0) - (ours.self.get(a) ?? 0)))
   console.log(
-    `  ${f(ours.self.get(k))} ${f(bare.self.get(k))} ${f((ours.self.get(k) ?? 0) - (bare.self.get(k) ?? 0))} ${f(ours.inclusive.get(k))}  ${k}`,
+    `  ${f(ours.self.get(k))} ${f(peer.self.get(k))} ${f((ours.self.get(k) ?? 0) - (peer.self.get(k) ?? 0))} ${f(ours.inclusive.get(k))}  ${k}`,
   );
 console.log('\nours, functions by self time, µs per request:');
 for (const [name, us] of top(ours.functions, 25)) console.log(`  ${f(us)}  ${name}`);
-console.log('\nbare, functions by self time, µs per request:');
-for (const [name, us] of top(bare.functions, 10)) console.log(`  ${f(us)}  ${name}`);
-for (const p of [ours, bare]) {
+console.log(`\n${peer.kind}, functions by self time, µs per request:`);
+for (const [name, us] of top(peer.functions, 10)) console.log(`  ${f(us)}  ${name}`);
+for (const p of [ours, peer]) {
   console.log(
     `\n${p.kind}, flame graph of the main thread (inclusive µs per request, frames ≥ ${flameMin}); folded stacks: ${p.flameFile}`,
   );

@@ -12,24 +12,25 @@ export { deploymentArgs, deploymentEnv, deploymentNodeOptions, memoryLimitMb } f
 export const MAIN = `${ROOT}dist/bundle/main.js`;
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU time in 1/100 s.
 
-function readyzOk(port, ca) {
+function readyzOk(port, ca, tryMs) {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/readyz', ca, servername: 'localhost', agent: false, timeout: 1000 },
+      { host: '127.0.0.1', port, path: '/readyz', ca, servername: 'localhost', agent: false, timeout: tryMs },
       (res) => {
         res.resume();
         resolve(res.statusCode === 200);
       },
     );
+    req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));
     req.end();
   });
 }
 
-/** Polls readyz every 5 ms; resolves with ms from `since` to the first 200. */
-export async function waitReady(port, ca, since, timeoutMs = 30_000) {
+/** Polls readyz every 5 ms, each try given `tryMs`; resolves with ms from `since` to the first 200. */
+export async function waitReady(port, ca, since, timeoutMs = 30_000, tryMs = 1000) {
   while (performance.now() - since < timeoutMs) {
-    if (await readyzOk(port, ca)) return performance.now() - since;
+    if (await readyzOk(port, ca, tryMs)) return performance.now() - since;
     await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error(`not ready within ${timeoutMs} ms on port ${port}`);
@@ -70,7 +71,10 @@ export function serverCommand(
 /** Starts a server; resolves once /readyz answers 200, with its pid, start-to-ready time and admission URL. */
 export async function startServer(kind, options) {
   const port = nextPort++;
-  const [command, argv] = serverCommand(kind, { ...options, port });
+  const [server, serverArgv] = serverCommand(kind, { ...options, port });
+  // `wrap`: a command that runs the server (valgrind, for bench:instructions), the same process and pid.
+  const [command, argv] =
+    options.wrap === undefined ? [server, serverArgv] : [options.wrap[0], [...options.wrap.slice(1), server, ...serverArgv]];
   const out = openSync(options.logFile, 'a');
   // Ours and the libraries floor with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others
   // with none of them.
@@ -80,7 +84,7 @@ export async function startServer(kind, options) {
   const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
   let readyMs;
   try {
-    readyMs = await waitReady(port, readFileSync(options.certs.ca), started);
+    readyMs = await waitReady(port, readFileSync(options.certs.ca), started, options.readyTimeoutMs, options.readyTryMs);
   } catch (error) {
     // Never ready (it failed to start, or hangs): stopped here, by its pid, before the error goes up.
     if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
