@@ -1,9 +1,10 @@
-import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, ListWatch, type KubernetesListObject, type KubernetesObject, type Watch } from '@kubernetes/client-node';
 import type { SnapshotClass } from '../schemas/types.js';
 import { ApiserverError } from './apiserver-error.js';
 import type { ClassResource, ClassWatch, ClusterApi, WatchHandlers } from './cluster-api.js';
 import type { EventSink } from './denial-events.js';
 import { kubeExchange, kubeRequest } from './kube-http.js';
+import { HttpsWatch } from './kube-watch.js';
 
 /** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -20,47 +21,9 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
  */
 export const WATCH_TIMEOUT_S = 60;
 
-type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
-
-/**
- * The watches' connection. client-node's Watch asks its KubeConfig for a new undici dispatcher, and so opens a new
- * TLS connection, each time a watch starts: every 60 s for each kind (client-node caches its https agents, not its
- * dispatchers). The watches of one kubeconfig share the first dispatcher made while they end cleanly. A watch that
- * ends with an error drops it, so the next one is made afresh from the kubeconfig as it is then (a rotated CA or
- * client certificate, an apiserver that went away).
- */
-export class WatchConnection {
-  private shared: Dispatcher | undefined;
-  /** The kubeconfig to give client-node's Watch: the same, sharing one dispatcher. */
-  readonly config: KubeConfig;
-
-  constructor(kc: KubeConfig) {
-    this.config = Object.create(kc) as KubeConfig;
-    this.config.applySecurityAuthentication = async (context: RequestContext) => {
-      await kc.applySecurityAuthentication(context);
-      const made = context.getDispatcher();
-      if (made === undefined) return;
-      if (this.shared === undefined) {
-        this.shared = made;
-        return;
-      }
-      made.close().catch(() => undefined);
-      context.setDispatcher(this.shared);
-    };
-  }
-
-  /** After a watch failed: the next watch gets a new dispatcher; this one closes once its watches end. */
-  drop(): void {
-    const old = this.shared;
-    this.shared = undefined;
-    old?.close().catch(() => undefined);
-  }
-}
-
-/** client-node's Watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. */
-function talkativeWatch(connection: WatchConnection, alive: () => void): Watch {
-  const watch = new Watch(connection.config);
+/** A watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. */
+function talkativeWatch(kc: KubeConfig, alive: () => void): Watch {
+  const watch = new HttpsWatch(kc);
   const original = watch.watch.bind(watch);
   watch.watch = (path, params, callback, done) =>
     original(
@@ -71,7 +34,6 @@ function talkativeWatch(connection: WatchConnection, alive: () => void): Watch {
         callback(phase, object, raw);
       },
       (error) => {
-        if (error) connection.drop();
         alive();
         done(error);
       },
@@ -81,7 +43,6 @@ function talkativeWatch(connection: WatchConnection, alive: () => void): Watch {
 
 /** The ClusterApi of a real cluster, through @kubernetes/client-node's informer machinery (ListWatch). */
 export function clientNodeApi(kc: KubeConfig): ClusterApi {
-  const connection = new WatchConnection(kc);
   return {
     async servedGroups() {
       const list = await kubeRequest<{ groups: { name: string; preferredVersion?: { version: string } }[] }>(kc, 'GET', '/apis');
@@ -97,7 +58,7 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
         return result;
       };
       const alive = (): void => handlers.alive?.();
-      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(connection, alive), list, false);
+      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(kc, alive), list, false);
       informer.on('connect', alive);
       informer.on('add', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('update', (o) => handlers.upserted(o as SnapshotClass));

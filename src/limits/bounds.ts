@@ -29,6 +29,7 @@ export const BOUNDS = {
   liveClaims: 100,
   pageSize: 500,
   handshakeLogSeconds: 60,
+  watchLineChars: 4 * 1024 * 1024,
 } as const;
 
 export type BoundName = keyof typeof BOUNDS;
@@ -63,4 +64,6 @@ export const BOUND_REASONS: Readonly<Record<BoundName, string>> = {
     'seconds between two log lines about failed TLS handshakes of one reason (each failure is counted in a metric): a flood of bad handshakes is a line a minute',
   liveClaims: 'claims younger than the claim window in one Lease; beyond it new defaults are refused with 503',
   pageSize: 'objects per list page of `audit`: one page of the largest snapshot objects stays a few MB',
+  watchLineChars:
+    'one event of a class watch: etcd keeps an object under 1.5 MiB; a longer line ends the watch with an error, and it is retried',
 };

@@ -39,8 +39,9 @@ function namesClientNodeImports(clientNodeDist: string): Set<string> {
  * client-node takes `fetch`, `Agent` and `ProxyAgent` from undici, but undici's index also loads its WebSocket,
  * EventSource, cache, cookie, mock and proxy-variant modules, which nothing here calls: 3.5 MB of idle RSS in
  * cluster mode (87.1 against 90.6 MB, medians of 5 runs) and a sixth of the cluster chunk (docs/benchmarks.md).
- * For client-node's imports, `undici` is these three, required from undici's own files, with the request methods
- * undici's index puts on every dispatcher. The build stops if client-node imports any other name from undici.
+ * For client-node's imports, `undici` is these three, required from undici's own files when first used, with the
+ * request methods undici's index puts on every dispatcher. The build stops if client-node imports any other name
+ * from undici.
  */
 const undiciAsClientNodeUsesIt: Plugin = {
   name: 'undici-as-client-node-uses-it',
@@ -53,10 +54,20 @@ const undiciAsClientNodeUsesIt: Plugin = {
     b.onResolve({ filter: /^undici$/ }, (args) =>
       args.importer.startsWith(clientNode) ? { path: 'undici', namespace: 'undici-used' } : undefined,
     );
+    // Each name is a getter, so undici's modules are evaluated only if one is used: serving a cluster uses none
+    // (the watches go through node:https, src/cluster/kube-watch.ts), and esbuild reads imported names lazily.
     b.onLoad({ filter: /.*/, namespace: 'undici-used' }, () => ({
       contents: [
-        "Object.assign(require('./lib/dispatcher/dispatcher').prototype, require('./lib/api'));",
-        ...Object.entries(UNDICI_USED).map(([name, from]) => `module.exports.${name} = ${from};`),
+        'let methods = false;',
+        'const used = (get) => {',
+        "  if (!methods) Object.assign(require('./lib/dispatcher/dispatcher').prototype, require('./lib/api'));",
+        '  methods = true;',
+        '  return get();',
+        '};',
+        ...Object.entries(UNDICI_USED).map(
+          ([name, from]) =>
+            `Object.defineProperty(module.exports, '${name}', { enumerable: true, get: () => used(() => ${from}) });`,
+        ),
       ].join('\n'),
       resolveDir: undiciDir,
       loader: 'js',

@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
-import { WatchConnection } from '../../src/cluster/client-node-api.js';
 import { KUBE_CONNECTIONS, KUBE_IDLE_MS, kubeExchange } from '../../src/cluster/kube-http.js';
+import { HttpsWatch } from '../../src/cluster/kube-watch.js';
+import { BOUNDS } from '../../src/limits/bounds.js';
 
 const ca = await makeCa('kube-connections-test-ca', 1);
 const serving = await makeServingCert(ca, {
@@ -29,11 +30,17 @@ async function apiserver(t: Test): Promise<{ port: number; connections: () => nu
   let connections = 0;
   const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     if (req.url === '/frozen') return; // never answers, as a frozen apiserver
+    const path = req.url?.split('?')[0];
+    if (path === '/apis/g/v1/gone') return void res.writeHead(410, 'Gone').end('{}');
     res.writeHead(200, { 'content-type': 'application/json' });
     if (!req.url?.includes('watch=true')) return void res.end('{}');
-    // A watch: one bookmark, then the server-side timeout ends it.
-    res.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"7"}}}\n');
-    setTimeout(() => res.end(), 20);
+    if (path === '/apis/g/v1/silent') return void res.write(''); // a watch that says nothing
+    if (path === '/apis/g/v1/huge') return void res.write(`{"type":"ADDED","object":"${'x'.repeat(BOUNDS.watchLineChars)}`);
+    // A watch: two events in one chunk, one split over two, a line that is no event, then the server-side timeout.
+    res.write(
+      '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODIFIED","object":{"metadata":{"name":"a"}}}\nnot json\n{"type":"BOOK',
+    );
+    setTimeout(() => res.end('MARK","object":{"metadata":{"resourceVersion":"7"}}}\n'), 10);
   });
   server.on('secureConnection', () => connections++);
   const port = await listen(server);
@@ -89,23 +96,62 @@ t.test('a call waiting for a connection while a frozen apiserver holds them all 
   void Promise.all(held);
 });
 
-/** One watch through client-node's Watch, to its end; resolves with what it ended with. */
-async function watchToEnd(config: KubeConfig): Promise<unknown> {
+/** One watch to its end: the events it gave, and what it ended with. */
+async function watchToEnd(watch: HttpsWatch, path = '/apis/g/v1/things'): Promise<{ events: string[]; error: unknown }> {
+  const events: string[] = [];
   return new Promise((resolve) => {
-    void new Watch(config).watch('/apis/g/v1/things', { watch: true }, () => undefined, resolve);
+    void watch.watch(
+      path,
+      { resourceVersion: '1' },
+      (type, object: { metadata?: { name?: string; resourceVersion?: string } }) =>
+        events.push(`${type} ${object.metadata?.name ?? object.metadata?.resourceVersion}`),
+      (error) => resolve({ events, error }),
+    );
   });
 }
 
-t.test("client-node's watches share their connections until one fails", async (t) => {
+t.test('a watch gives each event line, skips a line that is no event, and ends cleanly', async (t) => {
   const server = await apiserver(t);
-  const connection = new WatchConnection(kubeconfigFor(server.port));
-  // A watch may start again before the last one's connection is free: its dispatcher then opens a second one.
-  for (let i = 0; i < 8; i++) t.equal(await watchToEnd(connection.config), null, `watch ${i + 1} ended cleanly`);
+  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port)));
+  t.same(events, ['ADDED a', 'MODIFIED a', 'BOOKMARK 7']);
+  t.equal(error, null);
+});
+
+t.test('the watches share their connections until one fails', async (t) => {
+  const server = await apiserver(t);
+  const watch = new HttpsWatch(kubeconfigFor(server.port));
+  for (let i = 0; i < 8; i++) t.equal((await watchToEnd(watch)).error, null, `watch ${i + 1} ended cleanly`);
   const shared = server.connections();
   t.ok(shared <= 2, `eight watches, ${shared} TLS connection(s)`);
-  connection.drop();
-  await watchToEnd(connection.config);
+  const gone = await watchToEnd(watch, '/apis/g/v1/gone');
+  t.match(gone.error, { statusCode: 410, message: 'Gone' }, 'an answer other than 200 ends the watch with its status');
+  await watchToEnd(watch);
   t.equal(server.connections(), shared + 1, 'after a failure, the next watch has a connection of its own');
+});
+
+t.test('a silent watch ends with a TimeoutError, which ListWatch answers by watching again at once', async (t) => {
+  const server = await apiserver(t);
+  const started = performance.now();
+  const { error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port), 300), '/apis/g/v1/silent');
+  t.match(error, { name: 'TimeoutError' });
+  t.ok(performance.now() - started < 5_000);
+});
+
+t.test(`an event longer than ${BOUNDS.watchLineChars} characters ends the watch with an error`, async (t) => {
+  const server = await apiserver(t);
+  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port)), '/apis/g/v1/huge');
+  t.same(events, []);
+  t.match(error, { message: `a watch event longer than ${BOUNDS.watchLineChars} characters` });
+});
+
+t.test('the AbortController a watch returns stops it, with an AbortError', async (t) => {
+  const server = await apiserver(t);
+  const ended = new Promise<unknown>((resolve) => {
+    void new HttpsWatch(kubeconfigFor(server.port))
+      .watch('/apis/g/v1/silent', {}, () => undefined, resolve)
+      .then((controller) => setTimeout(() => controller.abort(), 50));
+  });
+  t.match(await ended, { name: 'AbortError' });
 });
 
 t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
@@ -137,6 +183,9 @@ t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
   t.same(answer.body, {});
   t.equal(tunnels, 1, 'one CONNECT through the proxy');
   t.equal(server.connections(), 1);
+  const watched = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port, `http://127.0.0.1:${proxyPort}`)));
+  t.same(watched, { events: ['ADDED a', 'MODIFIED a', 'BOOKMARK 7'], error: null }, 'a watch too');
+  t.equal(tunnels, 2, 'its own CONNECT through the proxy');
 });
 
 t.test('docs/cluster.md states the pool as it is', async (t) => {
