@@ -38,8 +38,8 @@ function statusError(status: number, message: string | undefined): Error & { sta
 
 /**
  * client-node's Watch over node:https instead of undici's fetch. undici parses HTTP with a WebAssembly build of
- * llhttp, compiled at its first connection; the watches were the only calls that went through undici, and that
- * compile with fetch's streams cost cluster mode about 15 MB of idle RSS (docs/benchmarks.md). The same contract
+ * llhttp, compiled at its first connection; the watches were the only calls that went through undici, and undici
+ * cost cluster mode 3–9 MB of idle RSS (docs/benchmarks.md, "Cluster mode idle memory"). The same contract
  * as client-node's Watch, which its ListWatch drives: a line of JSON per event; `done` once, with the error (a
  * `TimeoutError` after 30 s without a connection or a byte, an `AbortError` when stopped, an error
  * with `statusCode` for an answer other than 200); the AbortController returned stops the watch.
@@ -97,7 +97,7 @@ export class HttpsWatch extends Watch {
           const event = JSON.parse(line) as { type: string; object: object };
           callback(event.type, event.object, event);
         } catch {
-          // Not an event (client-node's Watch skips such lines too).
+          // A line that is not JSON, or that its handler threw on, is skipped, as client-node's Watch skips it.
         }
       };
       response.setEncoding('utf8');
