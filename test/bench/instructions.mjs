@@ -89,8 +89,8 @@ function totalOf(file) {
 
 /**
  * Instructions per request, one server under callgrind: after `warm` requests, two counted loads of `count` and
- * `2 × count` requests on fresh connections; each load's count includes its connections' TLS handshakes (about 2
- * million instructions each), so the difference of the two, over `count`, is the work of a request alone.
+ * `2 × count` requests on fresh connections; each load's count includes its connections' TLS handshakes (millions
+ * of instructions each), so the difference of the two, over `count`, is the work of a request alone.
  */
 async function measure(name) {
   const outDir = join(work, `callgrind-${name}-${Date.now()}`);
