@@ -2,7 +2,7 @@ import type { BuildOptions } from 'esbuild';
 
 /**
  * How the server is bundled (build-bundle.ts). The bench's libraries floor is bundled the same way
- * (test/bench/budget.mjs), so that both start as a bundle does.
+ * (`bundleLibrariesFloor` in test/bench/servers.mjs), so that both start as a bundle does.
  */
 export const BUNDLE_OPTIONS = {
   bundle: true,

@@ -14,16 +14,13 @@
 //                    left alone; prints `bench:budget: N passed, N failed`
 import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
-import { BUNDLE_OPTIONS } from '../../dist/packaging/bundle-options.js';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import { cpuSeconds, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
+import { bundleLibrariesFloor, cpuSeconds, runLoad, SERVER_LABELS, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -52,9 +49,7 @@ const { work, certs, classes, classText, bodies, logFile, upstream, fake } = awa
 const classCount = countClasses(classText);
 const fixtureClassCount = countClasses(readFileSync(FIXTURE_CLASSES, 'utf8'));
 
-/** The libraries floor, bundled as ours is (src/packaging/bundle-options.ts), so it starts as a bundle does. */
-const librariesMain = join(work, 'libraries.mjs');
-await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}test/bench/libraries-https.mjs`], outfile: librariesMain });
+const librariesMain = await bundleLibrariesFloor(work);
 
 const SERVERS = {
   ours: { kind: 'ours', classes },
@@ -143,11 +138,6 @@ function answersLike(name) {
   const w = workWhere('overBare', row(name).overBare);
   return w === undefined ? `more than ${works.at(-1)} µs` : `about ${Math.round(w)} µs`;
 }
-const LABELS = {
-  ours: 'ours (as the Deployment runs it)',
-  upstream: 'upstream v7.0.2',
-  libraries: 'libraries floor: fastify + pino + prom-client, no rules',
-};
 
 /** Whether the bare server's throughput fell at each step of work, as the reading off its curve assumes. */
 const steady = bareRows.every((r, i) => i === 0 || r.rps <= bareRows[i - 1].rps);
@@ -163,7 +153,7 @@ const lines = [
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
+      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
   ),
   '',
   ...(steady

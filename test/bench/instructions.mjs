@@ -21,13 +21,11 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
-import { BUNDLE_OPTIONS } from '../../dist/packaging/bundle-options.js';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import { ROOT, runLoad, startServer } from './servers.mjs';
+import { bundleLibrariesFloor, runLoad, SERVER_LABELS, startServer } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -64,8 +62,7 @@ const bodies = join(work, 'bodies.json');
 writeFileSync(bodies, JSON.stringify(requestMix()));
 const logFile = join(work, 'server.log');
 
-const librariesMain = join(work, 'libraries.mjs');
-await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}test/bench/libraries-https.mjs`], outfile: librariesMain });
+const librariesMain = await bundleLibrariesFloor(work);
 
 const SERVERS = {
   ours: { kind: 'ours', classes },
@@ -73,11 +70,6 @@ const SERVERS = {
   bare: { kind: 'bare' },
 };
 const NAMES = Object.keys(SERVERS);
-const LABELS = {
-  ours: 'ours (as the Deployment runs it)',
-  libraries: 'libraries floor: fastify + pino + prom-client, no rules',
-  bare: 'bare Node HTTPS server',
-};
 
 /** The total of a callgrind output file: its `summary:` line (or `totals:`), the instructions counted. */
 function totalOf(file) {
@@ -188,7 +180,7 @@ const lines = [
   '| --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${LABELS[r.name]} | ${k(r.median)} (${r.range}) | ${r2(r.median / bare)} | ${r2(r.median / floor)} | ${r.failures} |`,
+      `| ${SERVER_LABELS[r.name]} | ${k(r.median)} (${r.range}) | ${r2(r.median / bare)} | ${r2(r.median / floor)} | ${r.failures} |`,
   ),
   '',
   `If throughput fell in proportion to the work in the process, 0.85× the bare server's would allow ${k(bare / 0.85)} per request: the libraries floor counts ${k(floor)} (${r2(floor / bare)}× the bare server's), and ours ${k(ours)}, of which ${k(ours - floor)} is ours' own code over the floor's.`,

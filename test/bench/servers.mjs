@@ -38,6 +38,28 @@ export async function waitReady(port, ca, since, timeoutMs = 30_000, tryMs = 100
 
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
+/** What the bench tables call each server. */
+export const SERVER_LABELS = {
+  ours: 'ours (as the Deployment runs it)',
+  upstream: 'upstream v7.0.2',
+  libraries: 'libraries floor: fastify + pino + prom-client, no rules',
+  bare: 'bare Node HTTPS server',
+};
+
+/**
+ * Bundles the libraries floor (libraries-https.mjs) into `work` as the server is bundled
+ * (src/packaging/bundle-options.ts), so that it starts as a bundle does; resolves with its main file.
+ */
+export async function bundleLibrariesFloor(work) {
+  const [{ build }, { BUNDLE_OPTIONS }] = await Promise.all([
+    import('esbuild'),
+    import('../../dist/packaging/bundle-options.js'),
+  ]);
+  const main = `${work}/libraries.mjs`;
+  await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}test/bench/libraries-https.mjs`], outfile: main });
+  return main;
+}
+
 /**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
  * binary, with a kubeconfig), 'bare' (with `workUs` of busy CPU per request added, for bench:budget) or
