@@ -36,7 +36,17 @@ const replicas: TestWebhook[] = [];
 let proxy: RoundRobin | undefined;
 let denier: HttpsServer | undefined;
 t.teardown(async () => {
-  if (process.env.E2E_DEBUG) for (const r of replicas) console.error(r.process.output().slice(-6000));
+  // E2E_DEBUG: each replica's log without its decision lines (the watches, the claims, the Lease).
+  if (process.env.E2E_DEBUG)
+    for (const r of replicas)
+      console.error(
+        r.process
+          .output()
+          .split('\n')
+          .filter((line) => !line.includes('"allowed":'))
+          .join('\n')
+          .slice(-12000),
+      );
   await proxy?.close();
   denier?.close();
   for (const r of replicas) await r.process.stop();

@@ -47,6 +47,8 @@ function runAgainst(release) {
   });
   const tag = `[k8s ${label[release] ?? release}]`;
   const output = `${run.stdout}${run.stderr}`;
+  // E2E_DEBUG: what the test files wrote to stderr (the logs of their webhooks and controllers).
+  if (process.env.E2E_DEBUG) process.stderr.write(run.stderr);
   const lines = output.split('\n');
   process.stdout.write(
     lines
@@ -54,7 +56,13 @@ function runAgainst(release) {
       .map((l) => `${tag} ${l}`)
       .join('\n') + '\n',
   );
-  if (lines.some((l) => /^\s*not ok/.test(l))) process.stdout.write(output.slice(0, 20000));
+  // Each failing assertion with the diagnostics tap writes under it (the error, its stack, the test's place).
+  const failures = lines.flatMap((l, i) => {
+    if (!/^\s*not ok/.test(l) || lines[i + 1]?.trim() !== '---') return [];
+    const end = lines.findIndex((m, j) => j > i && m.trim() === '...');
+    return [lines.slice(i, end < 0 ? i + 40 : Math.min(end + 1, i + 60)).join('\n')];
+  });
+  if (failures.length > 0) process.stdout.write(`${failures.join('\n').slice(0, 20000)}\n`);
   const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(output);
   const pass = summary ? Number(summary[2]) : 0;
   const fail = (summary ? Number(summary[3] ?? 0) : 1) + (run.status !== 0 && summary && !summary[3] ? 1 : 0);

@@ -51,6 +51,19 @@ export function messageOf(error: unknown): string {
   return body?.message ?? e.message ?? String(error);
 }
 
+/**
+ * A refused write as an Error that says what was written and the HTTP status. client-node's ApiException carries
+ * the status as a numeric `code`, which tap does not take for an error: a failed write in a test would read only
+ * "unhandled error". The body stays, so messageOf still reads the API's message.
+ */
+async function named<T>(what: string, call: Promise<T>): Promise<T> {
+  return call.catch((error: unknown) => {
+    const e = error as { code?: unknown; body?: unknown };
+    const status = typeof e.code === 'number' ? `HTTP ${e.code}: ` : '';
+    throw Object.assign(new Error(`${what}: ${status}${messageOf(error)}`, { cause: error }), { body: e.body });
+  });
+}
+
 /** `(admitted)`, or the apiserver's message when the write was refused. */
 export async function rejection(action: Promise<unknown>): Promise<string> {
   return action.then(
@@ -83,16 +96,26 @@ export function snapshotObjects(kc: KubeConfig) {
       ? await api.getClusterCustomObject({ ...at(target), name })
       : await api.getNamespacedCustomObject({ ...at(target), namespace: NS, name })) as Obj;
   const create = async (target: Target, body: Obj): Promise<Obj> =>
-    (clusterScoped(target)
-      ? await api.createClusterCustomObject({ ...at(target), body: typed(target, body) })
-      : await api.createNamespacedCustomObject({ ...at(target), namespace: NS, body: typed(target, body) })) as Obj;
+    (await named(
+      `create ${target.kind} ${body.metadata.name}`,
+      clusterScoped(target)
+        ? api.createClusterCustomObject({ ...at(target), body: typed(target, body) })
+        : api.createNamespacedCustomObject({ ...at(target), namespace: NS, body: typed(target, body) }),
+    )) as Obj;
   const replace = async (target: Target, body: Obj): Promise<Obj> =>
-    (clusterScoped(target)
-      ? await api.replaceClusterCustomObject({ ...at(target), name: body.metadata.name, body })
-      : await api.replaceNamespacedCustomObject({ ...at(target), namespace: NS, name: body.metadata.name, body })) as Obj;
+    (await named(
+      `replace ${target.kind} ${body.metadata.name}`,
+      clusterScoped(target)
+        ? api.replaceClusterCustomObject({ ...at(target), name: body.metadata.name, body })
+        : api.replaceNamespacedCustomObject({ ...at(target), namespace: NS, name: body.metadata.name, body }),
+    )) as Obj;
   const remove = async (target: Target, name: string): Promise<void> => {
-    if (clusterScoped(target)) await api.deleteClusterCustomObject({ ...at(target), name });
-    else await api.deleteNamespacedCustomObject({ ...at(target), namespace: NS, name });
+    await named(
+      `delete ${target.kind} ${name}`,
+      clusterScoped(target)
+        ? api.deleteClusterCustomObject({ ...at(target), name })
+        : api.deleteNamespacedCustomObject({ ...at(target), namespace: NS, name }),
+    );
   };
   const list = async (target: Target): Promise<Obj[]> =>
     (
