@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig, ListWatch, type KubernetesListObject, type KubernetesObject, type Watch } from '@kubernetes/client-node';
 import type { SnapshotClass } from '../schemas/types.js';
 import { ApiserverError } from './apiserver-error.js';
@@ -16,14 +17,31 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
 
 /**
  * The apiserver ends each watch after this long (server-side timeout) and the informer watches again from where
- * it was: a stream that died without a word is replaced within a minute, and bookmarks keep a quiet watch
- * talking, so silence itself is a sign of trouble (class-watchers.ts).
+ * it was: a stream that died without a word is replaced within a minute, and the end itself (or a bookmark, where
+ * the apiserver sends them) keeps a quiet watch talking, so silence is a sign of trouble (class-watchers.ts).
  */
 export const WATCH_TIMEOUT_S = 60;
 
+/**
+ * How long a watch may say nothing before it is given up (a TimeoutError, which the informer answers by watching
+ * again at once). A quiet kind's watch says nothing until the server-side timeout ends it: 1.20 sends it no
+ * bookmark at all. client-node's 30 s cut each such watch at half-time and opened a new connection twice a
+ * minute for every quiet kind; past the server-side timeout, silence means a dead stream.
+ */
+export const WATCH_SILENCE_MS = (WATCH_TIMEOUT_S + 15) * 1000;
+
+/**
+ * The informer's wait before it watches again after a watch that ended cleanly. client-node doubles it after each
+ * such end without an event between, up to 30 s: a quiet kind, whose watch the server ends each minute, would go
+ * unwatched for up to 30 s of every 90, and past the 90 s that class-watchers.ts takes for a dead stream. 1 s
+ * still keeps a server that ends every watch at once from a tight loop.
+ */
+export const WATCH_AGAIN_MAX_MS = 1_000;
+const waitToWatchAgain = (ms: number): Promise<void> => sleep(Math.min(ms, WATCH_AGAIN_MAX_MS));
+
 /** A watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. */
 function talkativeWatch(kc: KubeConfig, alive: () => void): Watch {
-  const watch = new HttpsWatch(kc);
+  const watch = new HttpsWatch(kc, WATCH_SILENCE_MS);
   const original = watch.watch.bind(watch);
   watch.watch = (path, params, callback, done) =>
     original(
@@ -58,7 +76,9 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
         return result;
       };
       const alive = (): void => handlers.alive?.();
-      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(kc, alive), list, false);
+      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(kc, alive), list, false, undefined, undefined, {
+        delayFn: waitToWatchAgain,
+      });
       informer.on('connect', alive);
       informer.on('add', (o) => handlers.upserted(o as SnapshotClass));
       informer.on('update', (o) => handlers.upserted(o as SnapshotClass));

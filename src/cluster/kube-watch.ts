@@ -1,4 +1,4 @@
-import { STATUS_CODES, request as httpRequest, type RequestOptions } from 'node:http';
+import { STATUS_CODES, request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { BOUNDS } from '../limits/bounds.js';
@@ -6,13 +6,12 @@ import { KUBE_IDLE_MS } from './kube-http.js';
 
 type WatchArguments = Parameters<Watch['watch']>;
 
-/** How long a watch may go without a connection, then without a byte, before it ends with a TimeoutError: client-node's Watch's own 30 s. */
-export const WATCH_SILENCE_MS = 30_000;
-
 /**
  * The watches' connections, per kubeconfig: keep-alive, so a watch that starts after another ended cleanly (every
  * 60 s for each kind) reuses its TLS connection. Apart from kube-http's pool, so that the watches, each holding a
- * connection for up to a minute, never take the connections of the calls.
+ * connection for up to a minute, never take the connections of the calls. A watch that fails closes only its own
+ * connection: the other kinds' watches go on. A rotated CA or client certificate gives other TLS options, for
+ * which the agent opens other connections.
  */
 const watchAgents = new WeakMap<KubeConfig, HttpsAgent>();
 
@@ -25,11 +24,13 @@ function watchAgent(kc: KubeConfig): HttpsAgent {
   return agent;
 }
 
-/** After a watch failed: the next one connects afresh, with the kubeconfig as it is then. */
-function dropWatchAgent(kc: KubeConfig): void {
-  watchAgents.get(kc)?.destroy();
-  watchAgents.delete(kc);
-}
+/**
+ * A request that failed on a kept connection before any answer: the apiserver closed that connection as the
+ * request went out (Node's documented case for a retry, `request.reusedSocket`). Sent again, it takes another
+ * kept connection or a new one; each such failure closes one kept connection, so the tries are bounded by them.
+ */
+const closedUnderUs = (request: ClientRequest, answered: boolean, error: NodeJS.ErrnoException): boolean =>
+  request.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
 
 /** An error with the HTTP status, as client-node's Watch throws for an answer other than 200 (ListWatch reads it). */
 function statusError(status: number, message: string | undefined): Error & { statusCode: number } {
@@ -41,13 +42,14 @@ function statusError(status: number, message: string | undefined): Error & { sta
  * llhttp, compiled at its first connection; the watches were the only calls that went through undici, and undici
  * cost cluster mode 3–9 MB of idle RSS (docs/benchmarks.md, "Cluster mode idle memory"). The same contract
  * as client-node's Watch, which its ListWatch drives: a line of JSON per event; `done` once, with the error (a
- * `TimeoutError` after 30 s without a connection or a byte, an `AbortError` when stopped, an error
- * with `statusCode` for an answer other than 200); the AbortController returned stops the watch.
+ * `TimeoutError` after `silenceMs` without a connection or a byte, an `AbortError` when stopped, an
+ * error with `statusCode` for an answer other than 200); the AbortController returned stops the watch.
  */
 export class HttpsWatch extends Watch {
   constructor(
     config: KubeConfig,
-    private readonly silenceMs = WATCH_SILENCE_MS,
+    /** How long the watch may go without a connection, then without a byte, before it ends with a TimeoutError. */
+    private readonly silenceMs: number,
   ) {
     super(config);
   }
@@ -78,59 +80,67 @@ export class HttpsWatch extends Watch {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
-      if (error !== null) dropWatchAgent(kc);
       controller.abort();
       done(error);
     };
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-    const request = send(options, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status !== 200) {
-        response.resume();
-        end(statusError(status, response.statusMessage));
-        return;
-      }
-      restartTimer();
-      let pending = '';
-      const emit = (line: string): void => {
-        try {
-          const event = JSON.parse(line) as { type: string; object: object };
-          callback(event.type, event.object, event);
-        } catch {
-          // A line that is not JSON, or that its handler threw on, is skipped, as client-node's Watch skips it.
+    const start = (): ClientRequest => {
+      let answered = false;
+      const request = send(options, (response) => {
+        answered = true;
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
+          response.resume();
+          end(statusError(status, response.statusMessage));
+          return;
         }
-      };
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
         restartTimer();
-        pending += chunk;
-        for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
-          emit(pending.slice(0, newline));
-          pending = pending.slice(newline + 1);
-        }
-        if (pending.length > BOUNDS.watchLineChars)
-          request.destroy(new Error(`a watch event longer than ${BOUNDS.watchLineChars} characters`));
+        let pending = '';
+        const emit = (line: string): void => {
+          try {
+            const event = JSON.parse(line) as { type: string; object: object };
+            callback(event.type, event.object, event);
+          } catch {
+            // A line that is not JSON, or that its handler threw on, is skipped, as client-node's Watch skips it.
+          }
+        };
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          restartTimer();
+          pending += chunk;
+          for (let newline = pending.indexOf('\n'); newline >= 0; newline = pending.indexOf('\n')) {
+            emit(pending.slice(0, newline));
+            pending = pending.slice(newline + 1);
+          }
+          if (pending.length > BOUNDS.watchLineChars)
+            request.destroy(new Error(`a watch event longer than ${BOUNDS.watchLineChars} characters`));
+        });
+        response.on('end', () => {
+          if (pending !== '') emit(pending);
+          end(null);
+        });
+        response.on('error', end);
       });
-      response.on('end', () => {
-        if (pending !== '') emit(pending);
-        end(null);
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (!ended && closedUnderUs(request, answered, error)) current = start();
+        else end(error);
       });
-      response.on('error', end);
-    });
+      request.end();
+      return request;
+    };
     const restartTimer = (): void => {
       clearTimeout(timer);
       timer = setTimeout(
-        () => request.destroy(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+        () => current.destroy(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
         this.silenceMs,
       );
       timer.unref();
     };
-    request.on('error', end);
+    let current = start();
     controller.signal.addEventListener('abort', () =>
-      request.destroy(new DOMException('This operation was aborted', 'AbortError')),
+      current.destroy(new DOMException('This operation was aborted', 'AbortError')),
     );
     restartTimer();
-    request.end();
     return controller;
   }
 }

@@ -2,13 +2,14 @@
 // probes every 10 s) reuse a few TLS connections instead of a handshake each, and a kubeconfig with a proxy still
 // goes through the proxy. Real HTTPS on loopback.
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
 import { KUBE_CONNECTIONS, KUBE_IDLE_MS, kubeExchange } from '../../src/cluster/kube-http.js';
+import { WATCH_AGAIN_MAX_MS, WATCH_SILENCE_MS, clientNodeApi } from '../../src/cluster/client-node-api.js';
 import { HttpsWatch } from '../../src/cluster/kube-watch.js';
 import { BOUNDS } from '../../src/limits/bounds.js';
 
@@ -25,23 +26,49 @@ async function listen(server: ReturnType<typeof createHttpServer>): Promise<numb
   return (server.address() as AddressInfo).port;
 }
 
-/** An apiserver stand-in that answers `{}` and counts the TLS connections it accepted. */
-async function apiserver(t: Test): Promise<{ port: number; connections: () => number }> {
+/** A watch: two events in one chunk, one split over two, a line that is no event, then the server-side timeout. */
+function things(res: ServerResponse): void {
+  res.write(
+    '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODIFIED","object":{"metadata":{"name":"a"}}}\nnot json\n{"type":"BOOK',
+  );
+  setTimeout(() => res.end('MARK","object":{"metadata":{"resourceVersion":"7"}}}\n'), 10);
+}
+
+/** The stand-in's watches by path, after their 200 (the other paths are `things`). */
+const WATCHES: Record<string, (res: ServerResponse) => void> = {
+  // A watch that gets no answer.
+  '/apis/g/v1/unanswered': () => undefined,
+  // A watch that answers, then says nothing.
+  '/apis/g/v1/silent': (res) => res.flushHeaders(),
+  '/apis/g/v1/huge': (res) => res.write(`{"type":"ADDED","object":"${'x'.repeat(BOUNDS.watchLineChars)}`),
+  // A watch that lives a while: an event now, another after 400 ms, then the server-side timeout.
+  '/apis/g/v1/slow': (res) => {
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"first"}}}\n');
+    setTimeout(() => res.end('{"type":"ADDED","object":{"metadata":{"name":"second"}}}\n'), 400);
+  },
+  // A kind with no events: each watch ends at once, as at its server-side timeout.
+  '/apis/g/v1/quiet': (res) => res.end(),
+};
+
+/** An apiserver stand-in that answers `{}` and counts the TLS connections it accepted and the quiet kind's watches. */
+async function apiserver(t: Test): Promise<{ port: number; connections: () => number; quietWatches: () => number }> {
   let connections = 0;
+  let quietWatches = 0;
+  const served = new WeakSet<object>();
   const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     if (req.url === '/frozen') return; // never answers, as a frozen apiserver
-    const path = req.url?.split('?')[0];
+    const path = req.url?.split('?')[0] ?? '';
+    const reused = served.has(req.socket);
+    served.add(req.socket);
+    // The apiserver closing a connection as a request arrives: a kept one (as when it closed an idle connection
+    // just then), or any.
+    if ((reused && path === '/apis/g/v1/closed-when-kept') || path === '/apis/g/v1/closed') return void req.socket.destroy();
     if (path === '/apis/g/v1/gone') return void res.writeHead(410, 'Gone').end('{}');
     res.writeHead(200, { 'content-type': 'application/json' });
-    if (!req.url?.includes('watch=true')) return void res.end('{}');
-    if (path === '/apis/g/v1/unanswered') return; // a watch that gets no answer
-    if (path === '/apis/g/v1/silent') return void res.flushHeaders(); // a watch that answers, then says nothing
-    if (path === '/apis/g/v1/huge') return void res.write(`{"type":"ADDED","object":"${'x'.repeat(BOUNDS.watchLineChars)}`);
-    // A watch: two events in one chunk, one split over two, a line that is no event, then the server-side timeout.
-    res.write(
-      '{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODIFIED","object":{"metadata":{"name":"a"}}}\nnot json\n{"type":"BOOK',
-    );
-    setTimeout(() => res.end('MARK","object":{"metadata":{"resourceVersion":"7"}}}\n'), 10);
+    if (!req.url?.includes('watch=true'))
+      return void res.end(path === '/apis/g/v1/quiet' ? '{"items":[],"metadata":{"resourceVersion":"1"}}' : '{}');
+    if (path === '/apis/g/v1/quiet') quietWatches++;
+    (WATCHES[path] ?? things)(res);
   });
   server.on('secureConnection', () => connections++);
   const port = await listen(server);
@@ -49,7 +76,7 @@ async function apiserver(t: Test): Promise<{ port: number; connections: () => nu
     server.close();
     server.closeAllConnections();
   });
-  return { port, connections: () => connections };
+  return { port, connections: () => connections, quietWatches: () => quietWatches };
 }
 
 function kubeconfigFor(port: number, proxyUrl?: string): KubeConfig {
@@ -113,21 +140,50 @@ async function watchToEnd(watch: HttpsWatch, path = '/apis/g/v1/things'): Promis
 
 t.test('a watch gives each event line, skips a line that is no event, and ends cleanly', async (t) => {
   const server = await apiserver(t);
-  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port)));
+  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port), WATCH_SILENCE_MS));
   t.same(events, ['ADDED a', 'MODIFIED a', 'BOOKMARK 7']);
   t.equal(error, null);
 });
 
-t.test('the watches share their connections until one fails', async (t) => {
+t.test('the watches share their connections; one that fails leaves the others going', async (t) => {
   const server = await apiserver(t);
-  const watch = new HttpsWatch(kubeconfigFor(server.port));
+  const kc = kubeconfigFor(server.port);
+  const watch = new HttpsWatch(kc, WATCH_SILENCE_MS);
   for (let i = 0; i < 8; i++) t.equal((await watchToEnd(watch)).error, null, `watch ${i + 1} ended cleanly`);
   const shared = server.connections();
   t.ok(shared <= 2, `eight watches, ${shared} TLS connection(s)`);
+  // Another kind's watch lives on while these fail: an answer other than 200, silence, a closed connection.
+  const going = watchToEnd(watch, '/apis/g/v1/slow');
   const gone = await watchToEnd(watch, '/apis/g/v1/gone');
   t.match(gone.error, { statusCode: 410, message: 'Gone' }, 'an answer other than 200 ends the watch with its status');
-  await watchToEnd(watch);
-  t.equal(server.connections(), shared + 1, 'after a failure, the next watch has a connection of its own');
+  t.match((await watchToEnd(new HttpsWatch(kc, 100), '/apis/g/v1/silent')).error, { name: 'TimeoutError' });
+  t.match((await watchToEnd(watch, '/apis/g/v1/closed')).error, { code: 'ECONNRESET' }, 'closed on a new connection: ended');
+  t.same(await going, { events: ['ADDED first', 'ADDED second'], error: null }, 'the other watch was not touched');
+});
+
+t.test('a watch sent on a kept connection the apiserver closes just then is sent again', async (t) => {
+  const server = await apiserver(t);
+  const watch = new HttpsWatch(kubeconfigFor(server.port), WATCH_SILENCE_MS);
+  t.equal((await watchToEnd(watch)).error, null, 'the first watch ends cleanly and leaves its connection kept');
+  const { events, error } = await watchToEnd(watch, '/apis/g/v1/closed-when-kept');
+  t.same([events, error], [['ADDED a', 'MODIFIED a', 'BOOKMARK 7'], null], 'sent again on a new connection');
+  t.equal(server.connections(), 2);
+});
+
+t.test(`a quiet kind is watched again within ${WATCH_AGAIN_MAX_MS} ms of each clean end, on the same connection`, async (t) => {
+  const server = await apiserver(t);
+  const failures: unknown[] = [];
+  const watch = clientNodeApi(kubeconfigFor(server.port)).watchClasses(
+    { group: 'g', version: 'v1', plural: 'quiet' },
+    { listed: () => undefined, upserted: () => undefined, deleted: () => undefined, failed: (e) => failures.push(e) },
+  );
+  await watch.start();
+  // client-node alone watches again at once, then after 1, 2 and 4 s: 4 watches in 6.5 s. Capped at 1 s: 8.
+  await new Promise((resolve) => setTimeout(resolve, 6_500));
+  watch.stop();
+  t.ok(server.quietWatches() >= 6, `${server.quietWatches()} watches in 6.5 s`);
+  t.same(failures, []);
+  t.equal(server.connections(), 2, 'one connection for the list, one kept for the watches');
 });
 
 for (const path of ['/apis/g/v1/unanswered', '/apis/g/v1/silent'])
@@ -141,7 +197,7 @@ for (const path of ['/apis/g/v1/unanswered', '/apis/g/v1/silent'])
 
 t.test(`an event longer than ${BOUNDS.watchLineChars} characters ends the watch with an error`, async (t) => {
   const server = await apiserver(t);
-  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port)), '/apis/g/v1/huge');
+  const { events, error } = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port), WATCH_SILENCE_MS), '/apis/g/v1/huge');
   t.same(events, []);
   t.match(error, { message: `a watch event longer than ${BOUNDS.watchLineChars} characters` });
 });
@@ -149,7 +205,7 @@ t.test(`an event longer than ${BOUNDS.watchLineChars} characters ends the watch 
 t.test('the AbortController a watch returns stops it, with an AbortError', async (t) => {
   const server = await apiserver(t);
   const ended = new Promise<unknown>((resolve) => {
-    void new HttpsWatch(kubeconfigFor(server.port))
+    void new HttpsWatch(kubeconfigFor(server.port), WATCH_SILENCE_MS)
       .watch('/apis/g/v1/silent', {}, () => undefined, resolve)
       .then((controller) => setTimeout(() => controller.abort(), 50));
   });
@@ -185,7 +241,7 @@ t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
   t.same(answer.body, {});
   t.equal(tunnels, 1, 'one CONNECT through the proxy');
   t.equal(server.connections(), 1);
-  const watched = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port, `http://127.0.0.1:${proxyPort}`)));
+  const watched = await watchToEnd(new HttpsWatch(kubeconfigFor(server.port, `http://127.0.0.1:${proxyPort}`), WATCH_SILENCE_MS));
   t.same(watched, { events: ['ADDED a', 'MODIFIED a', 'BOOKMARK 7'], error: null }, 'a watch too');
   t.equal(tunnels, 2, 'its own CONNECT through the proxy');
 });
