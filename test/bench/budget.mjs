@@ -5,7 +5,9 @@
 // bare server's throughput crosses the targets: that W is the budget for everything a webhook adds to the floor
 // (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
 // libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
-// with every server's start to ready. Writes the budget part of docs/benchmarks.md. Loopback only, in a private
+// with every server's start to ready. The bare server, the libraries floor, ours and upstream are also loaded at
+// 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99 target at that rate. Writes the
+// budget part of docs/benchmarks.md. Loopback only, in a private
 // network namespace, bounded in time.
 //   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
@@ -58,6 +60,8 @@ const SERVERS = {
   ...Object.fromEntries(works.map((w) => [`bare+${w}`, { kind: 'bare', workUs: w }])),
 };
 const NAMES = Object.keys(SERVERS);
+/** The servers also loaded at the fixed rate: the two floors, ours and the peer (the curve's steps are for throughput). */
+const AT_FIXED_RATE = new Set(['ours', 'upstream', 'libraries', 'bare+0']);
 
 async function measure(name) {
   const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name] });
@@ -70,6 +74,8 @@ async function measure(name) {
     const result = await runLoad({ ...load, duration });
     const per = (seconds) => (seconds * 1e6) / result.requests;
     const main1 = statSeconds(mainStat);
+    // As `npm run bench` measures it: after the saturation run, 10 connections, open loop.
+    const fixed = AT_FIXED_RATE.has(name) ? await runLoad({ ...load, connections: 10, duration, rate: 1000 }) : undefined;
     return {
       readyMs: server.readyMs,
       rps: result.rps,
@@ -77,7 +83,8 @@ async function measure(name) {
       mainUserUs: per(main1.user - main0.user),
       mainSystemUs: per(main1.system - main0.system),
       p99Ms: result.latency.p99,
-      failures: result.errors + result.timeouts + result.non2xx,
+      fixedP99Ms: fixed?.latency.p99,
+      failures: [result, ...(fixed ? [fixed] : [])].reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0),
     };
   } finally {
     await server.stop();
@@ -108,6 +115,8 @@ const rows = NAMES.map((name) => ({
   mainSystemUs: within((r) => r[name].mainSystemUs),
   p99Ms: within((r) => r[name].p99Ms),
   p99OverUpstream: within((r) => r[name].p99Ms / r.upstream.p99Ms),
+  fixedP99Ms: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms) : undefined,
+  fixedOverUpstream: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms) : undefined,
   readyMs: within((r) => r[name].readyMs),
   readyOverBare: within((r) => r[name].readyMs / r['bare+0'].readyMs),
   failures: Math.max(...rounds.map((r) => r[name].failures)),
@@ -144,16 +153,21 @@ const steady = bareRows.every((r, i) => i === 0 || r.rps <= bareRows[i - 1].rps)
 /** A bare server with work added counts its loop steps for 200 ms before it listens: its start is not the floor's. */
 const calibrates = (name) => name.startsWith('bare+') && name !== 'bare+0';
 const row = (name) => rows.find((r) => r.name === name);
+/** A server's p99 at the fixed rate over upstream's, median (min–max) over the rounds. */
+function fixedAt(name) {
+  const ratios = rounds.map((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms);
+  return `${f2(row(name).fixedOverUpstream)}× (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`;
+}
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
 const lines = [
   `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
   '',
-  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | start to ready (ms) | / bare | failed |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | p99 at 1,000/s (ms) | / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | start to ready (ms) | / bare | failed |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
+      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${r.fixedP99Ms === undefined ? '— | —' : `${r.fixedP99Ms} | ${f2(r.fixedOverUpstream)}`} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
   ),
   '',
   ...(steady
@@ -162,7 +176,7 @@ const lines = [
         `In this run the bare server's throughput did not fall at every step of added work (${bareRows.map((r) => `${r.work} µs: ${Math.round(r.rps)}`).join(', ')} requests/s): the machine's noise was larger than the steps, and the figures read off that curve below are not reliable.`,
         '',
       ]),
-  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}).`,
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
 ];
 console.log(lines.join('\n'));
 if (!smoke) replaceBlock('budget', lines);
