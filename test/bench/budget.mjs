@@ -22,7 +22,15 @@ import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import { bundleLibrariesFloor, cpuSeconds, runLoad, SERVER_LABELS, startServer, statSeconds } from './servers.mjs';
+import {
+  bundleLibrariesFloor,
+  cpuSeconds,
+  gcsPerThousand,
+  runLoad,
+  SERVER_LABELS,
+  startServer,
+  statSeconds,
+} from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -64,14 +72,16 @@ const NAMES = Object.keys(SERVERS);
 const AT_FIXED_RATE = new Set(['ours', 'upstream', 'libraries', 'bare+0']);
 
 async function measure(name) {
-  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name] });
+  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name], traceGc: true });
   try {
     const load = { url: server.url, ca: certs.ca, bodies, connections };
     await runLoad({ ...load, duration: WARM_UP_S });
     const cpu0 = cpuSeconds(server.pid);
     const mainStat = `/proc/${server.pid}/task/${server.pid}/stat`;
     const main0 = statSeconds(mainStat);
+    const gc0 = server.gcs();
     const result = await runLoad({ ...load, duration });
+    const gcs = gcsPerThousand(gc0, server.gcs(), result.requests);
     const per = (seconds) => (seconds * 1e6) / result.requests;
     const main1 = statSeconds(mainStat);
     // As `npm run bench` measures it: after the saturation run, 10 connections, open loop.
@@ -84,6 +94,7 @@ async function measure(name) {
       mainSystemUs: per(main1.system - main0.system),
       p99Ms: result.latency.p99,
       fixedP99Ms: fixed?.latency.p99,
+      gcs,
       failures: [result, ...(fixed ? [fixed] : [])].reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0),
     };
   } finally {
@@ -111,6 +122,8 @@ const rows = NAMES.map((name) => ({
   overUpstream: within((r) => r[name].rps / r.upstream.rps),
   overBare: within((r) => r[name].rps / r['bare+0'].rps),
   cpuUs: within((r) => r[name].cpuUs),
+  young: within((r) => r[name].gcs.young),
+  full: within((r) => r[name].gcs.full),
   mainUserUs: within((r) => r[name].mainUserUs),
   mainSystemUs: within((r) => r[name].mainSystemUs),
   p99Ms: within((r) => r[name].p99Ms),
@@ -163,11 +176,11 @@ const f2 = (x) => String(Math.round(x * 100) / 100);
 const lines = [
   `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
   '',
-  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | p99 at 1,000/s (ms) | / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | start to ready (ms) | / bare | failed |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | p99 at 1,000/s (ms) | / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | collections per 1,000 requests, young / full | start to ready (ms) | / bare | failed |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${r.fixedP99Ms === undefined ? '— | —' : `${r.fixedP99Ms} | ${f2(r.fixedOverUpstream)}`} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
+      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${r.fixedP99Ms === undefined ? '— | —' : `${r.fixedP99Ms} | ${f2(r.fixedOverUpstream)}`} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${f1(r.young)} / ${f1(r.full)} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
   ),
   '',
   ...(steady

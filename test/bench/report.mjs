@@ -93,7 +93,7 @@ function targets(report) {
 function serverTable(report) {
   const { results } = report;
   const names = Object.keys(results);
-  const row = (label, pick) => `| ${label} | ${names.map((n) => pick(results[n])).join(' | ')} |`;
+  const row = (label, pick) => `| ${label} | ${names.map((n) => pick(results[n], n)).join(' | ')} |`;
   return [
     `| | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
@@ -104,6 +104,12 @@ function serverTable(report) {
       (r) => `${r2(r.fixed1000.p50.median)} / ${cell(r.fixed1000.p99, r2)}`,
     ),
     row('server CPU per request (µs, all threads and the kernel)', (r) => cell(r.cpuUsPerRequest)),
+    row('collections per 1,000 requests at saturation: young / full (Go: each of the whole heap)', (r) =>
+      r.gcs ? `${r1(r.gcs.young.median)} / ${cell(r.gcs.full, r1)}` : '',
+    ),
+    row("V8's collection pauses on the main thread at saturation (µs per request)", (r, name) =>
+      !r.gcs || name === 'upstream' ? '—' : cell(r.gcs.pauseUs, r1),
+    ),
     row('peak RSS, start through saturation (MB)', (r) => cell(r.peakRssMb)),
     row('idle RSS after start (MB)', (r) => cell(r.idleMb)),
     row("idle RSS, standalone with the bench's classes from YAML (MB)", (r) =>

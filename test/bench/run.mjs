@@ -23,6 +23,7 @@ import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
   cpuSeconds,
+  gcsPerThousand,
   deploymentArgs,
   deploymentEnv,
   deploymentNodeOptions,
@@ -85,16 +86,19 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) 
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
 async function measureLoad(name) {
-  const server = await start(name);
+  // Each collection logged (--trace-gc; Go: gctrace), to count them over the saturation run.
+  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name], traceGc: true });
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
     await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
     const cpu0 = cpuSeconds(server.pid);
+    const gc0 = server.gcs();
     const saturation = await runLoad({ ...load, connections: CONNECTIONS, duration });
     const cpuUsPerRequest = ((cpuSeconds(server.pid) - cpu0) * 1e6) / saturation.requests;
+    const gcs = gcsPerThousand(gc0, server.gcs(), saturation.requests);
     const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
-    return { saturation, fixed, cpuUsPerRequest, peakRssMb: peakMb, rssAfterLoadMb: rssMb(server.pid) };
+    return { saturation, fixed, cpuUsPerRequest, gcs, peakRssMb: peakMb, rssAfterLoadMb: rssMb(server.pid) };
   } finally {
     await server.stop();
   }
@@ -169,6 +173,11 @@ const summarise = (list, startList) => ({
   saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)) },
   fixed1000: { p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)) },
   cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
+  gcs: {
+    young: spread(list.map((m) => m.gcs.young)),
+    full: spread(list.map((m) => m.gcs.full)),
+    pauseUs: spread(list.map((m) => m.gcs.pauseUs)),
+  },
   peakRssMb: spread(list.map((m) => m.peakRssMb)),
   rssAfterLoadMb: spread(list.map((m) => m.rssAfterLoadMb)),
   idleMb: spread(startList.map((s) => s.idleMb)),
@@ -238,6 +247,12 @@ if (smoke) {
     check(results[name].errors === 0, `${name}: no errors, timeouts or non-2xx answers (${results[name].errors})`);
     check(results[name].rps.median > 0, `${name}: answered (${Math.round(results[name].rps.median)} rps)`);
     check(results[name].idleMb.median > 0, `${name}: memory measured (idle ${results[name].idleMb.median} MB)`);
+    const { young, full } = results[name].gcs;
+    const r1 = (x) => Math.round(x * 10) / 10;
+    check(
+      young.median + full.median > 0,
+      `${name}: collections counted (${r1(young.median)} young, ${r1(full.median)} full per 1,000)`,
+    );
   }
   check(
     Object.values(scaling).every((s) => s.p99us > 0),

@@ -90,18 +90,48 @@ export function serverCommand(
   return [node, [...args, ...extraArgs]];
 }
 
-/** Starts a server; resolves once /readyz answers 200, with its pid, start-to-ready time and admission URL. */
+/**
+ * The collections a server traced so far (`traceGc` of startServer): young (V8's scavenges) and full (V8's
+ * mark-compacts; every Go collection, which is of the whole heap), and the main-thread pause of V8's, in ms.
+ */
+export function gcCounts(file) {
+  const text = readFileSync(file, 'latin1');
+  const pauses = [
+    ...text.matchAll(/ ms: (?:Scavenge|Minor Mark-Sweep|Mark-Compact)\b.*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ /g),
+  ];
+  return {
+    young: (text.match(/ ms: (?:Scavenge|Minor Mark-Sweep)\b/g) ?? []).length,
+    full: (text.match(/ ms: Mark-Compact\b|^gc \d+ @/gm) ?? []).length,
+    pauseMs: pauses.reduce((sum, m) => sum + Number(m[1]), 0),
+  };
+}
+
+/** Collections and pause per 1,000 requests between two of a server's `gcs()` readings. */
+export function gcsPerThousand(before, after, requests) {
+  const per = (key) => ((after[key] - before[key]) * 1000) / requests;
+  return { young: per('young'), full: per('full'), pauseUs: per('pauseMs') };
+}
+
+/**
+ * Starts a server; resolves once /readyz answers 200, with its pid, start-to-ready time and admission URL. With
+ * `traceGc`, the server logs each collection (Node's `--trace-gc`, Go's `GODEBUG=gctrace=1`) to a file of its own,
+ * which `gcs()` counts.
+ */
 export async function startServer(kind, options) {
   const port = nextPort++;
-  const [server, serverArgv] = serverCommand(kind, { ...options, port });
+  const [server, commandArgv] = serverCommand(kind, { ...options, port });
+  // Node takes --trace-gc only on its command line, not in NODE_OPTIONS.
+  const serverArgv = options.traceGc && kind !== 'upstream' ? ['--trace-gc', ...commandArgv] : commandArgv;
   // `wrap`: a command that runs the server (valgrind, for bench:instructions), the same process and pid.
   const [command, argv] =
     options.wrap === undefined ? [server, serverArgv] : [options.wrap[0], [...options.wrap.slice(1), server, ...serverArgv]];
-  const out = openSync(options.logFile, 'a');
+  const log = options.traceGc ? `${options.logFile}.${port}` : options.logFile;
+  const out = openSync(log, 'a');
   // Ours and the libraries floor with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others
   // with none of them.
   const runtime = kind === 'ours' || kind === 'libraries' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
   const env = { ...process.env, KUBECONFIG: '', ...runtime, ...options.env };
+  if (options.traceGc && kind === 'upstream') env.GODEBUG = 'gctrace=1';
   const started = performance.now();
   const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
   let readyMs;
@@ -118,6 +148,7 @@ export async function startServer(kind, options) {
     pid: child.pid,
     readyMs,
     url: `https://localhost:${port}${kind === 'upstream' ? '/volumesnapshot' : '/validate'}`,
+    gcs: () => (options.traceGc ? gcCounts(log) : undefined),
     stop: () =>
       new Promise((resolve) => {
         const running = () => child.exitCode === null && child.signalCode === null;
