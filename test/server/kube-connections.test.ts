@@ -9,7 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { makeCa, makeServingCert } from '../../src/certs/make-certs.js';
 import { KUBE_CONNECTIONS, KUBE_IDLE_MS, kubeExchange } from '../../src/cluster/kube-http.js';
-import { WATCH_AGAIN_MAX_MS, WATCH_SILENCE_MS, clientNodeApi } from '../../src/cluster/client-node-api.js';
+import { WATCH_AGAIN_MAX_MS, WATCH_SILENCE_MS, WATCH_TIMEOUT_S, clientNodeApi } from '../../src/cluster/client-node-api.js';
 import { HttpsWatch } from '../../src/cluster/kube-watch.js';
 import { BOUNDS } from '../../src/limits/bounds.js';
 
@@ -246,8 +246,11 @@ t.test('a kubeconfig with a proxy goes through the proxy', async (t) => {
   t.equal(tunnels, 2, 'its own CONNECT through the proxy');
 });
 
-t.test('docs/cluster.md states the pool as it is', async (t) => {
+t.test('docs/cluster.md states the pool and the watches as they are', async (t) => {
   const text = readFileSync(new URL('../../docs/cluster.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
   t.match(text, `a pool of at most ${KUBE_CONNECTIONS} keep-alive TLS connections per replica`);
   t.match(text, `An idle connection is closed after ${KUBE_IDLE_MS / 1000} s.`);
+  t.match(text, `a watch may go ${WATCH_SILENCE_MS / 1000} s without a connection or a byte`);
+  t.match(text, `server-side timeout of ${WATCH_TIMEOUT_S} s`);
+  t.match(text, `is watched again within ${WATCH_AGAIN_MAX_MS / 1000} s of a clean end`);
 });
