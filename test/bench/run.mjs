@@ -80,14 +80,15 @@ const SERVERS = {
       }),
 };
 const NAMES = Object.keys(SERVERS);
-const start = (name) => startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name] });
+/** Starts a server of SERVERS by name; `more` adds or overrides start options. */
+const start = (name, more = {}) => startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name], ...more });
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
 async function measureLoad(name) {
   // Each collection logged (--trace-gc; Go: gctrace), to count them over the saturation run.
-  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name], traceGc: true });
+  const server = await start(name, { traceGc: true });
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
     await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
@@ -112,7 +113,7 @@ async function measureLoad(name) {
  */
 const FEW_CLASSES = join(ROOT, 'test/fixtures/classes');
 async function measureStart(name, classesFrom = FEW_CLASSES) {
-  const server = await startServer(SERVERS[name].kind, { certs, logFile, ...SERVERS[name], classes: classesFrom });
+  const server = await start(name, { classes: classesFrom });
   try {
     await new Promise((r) => setTimeout(r, 1000));
     return { readyMs: server.readyMs, idleMb: rssMb(server.pid) };
