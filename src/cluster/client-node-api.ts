@@ -39,12 +39,18 @@ export const WATCH_SILENCE_MS = (WATCH_TIMEOUT_S + 15) * 1000;
 export const WATCH_AGAIN_MAX_MS = 1_000;
 const waitToWatchAgain = (ms: number): Promise<void> => sleep(Math.min(ms, WATCH_AGAIN_MAX_MS));
 
-/** A watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. */
-function talkativeWatch(kc: KubeConfig, alive: () => void): Watch {
+/**
+ * A watch with a server-side timeout and bookmarks, telling `alive` of every event and every end. Once `stopped`,
+ * it opens no watch and closes one that was connecting: client-node's ListWatch checks for stop() only before its
+ * wait to watch again, so a stop() during that wait, or while a watch connects, would leave a watch open for up to
+ * its minute.
+ */
+function talkativeWatch(kc: KubeConfig, alive: () => void, stopped: () => boolean): Watch {
   const watch = new HttpsWatch(kc, WATCH_SILENCE_MS);
   const original = watch.watch.bind(watch);
-  watch.watch = (path, params, callback, done) =>
-    original(
+  watch.watch = async (path, params, callback, done) => {
+    if (stopped()) return new AbortController();
+    const controller = await original(
       path,
       { ...params, timeoutSeconds: WATCH_TIMEOUT_S, allowWatchBookmarks: true },
       (phase, object, raw) => {
@@ -56,6 +62,9 @@ function talkativeWatch(kc: KubeConfig, alive: () => void): Watch {
         done(error);
       },
     );
+    if (stopped()) controller.abort();
+    return controller;
+  };
   return watch;
 }
 
@@ -76,7 +85,9 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
         return result;
       };
       const alive = (): void => handlers.alive?.();
-      const informer = new ListWatch<KubernetesObject>(path, talkativeWatch(kc, alive), list, false, undefined, undefined, {
+      let stopped = false;
+      const watch = talkativeWatch(kc, alive, () => stopped);
+      const informer = new ListWatch<KubernetesObject>(path, watch, list, false, undefined, undefined, {
         delayFn: waitToWatchAgain,
       });
       informer.on('connect', alive);
@@ -86,7 +97,10 @@ export function clientNodeApi(kc: KubeConfig): ClusterApi {
       informer.on('error', (error: unknown) => handlers.failed(ApiserverError.from(error)));
       return {
         start: () => informer.start().catch((error: unknown) => Promise.reject(ApiserverError.from(error))),
-        stop: () => void informer.stop(),
+        stop: () => {
+          stopped = true;
+          void informer.stop();
+        },
       };
     },
     async probe(resource: ClassResource, timeoutMs: number) {

@@ -186,6 +186,22 @@ t.test(`a quiet kind is watched again within ${WATCH_AGAIN_MAX_MS} ms of each cl
   t.equal(server.connections(), 2, 'one connection for the list, one kept for the watches');
 });
 
+t.test('a stopped informer opens no watch after it, though stop() came during its wait to watch again', async (t) => {
+  const server = await apiserver(t);
+  const watch = clientNodeApi(kubeconfigFor(server.port)).watchClasses(
+    { group: 'g', version: 'v1', plural: 'quiet' },
+    { listed: () => undefined, upserted: () => undefined, deleted: () => undefined, failed: () => undefined },
+  );
+  await watch.start();
+  // Each watch ends at once: ListWatch watches again at once after the first, then waits (up to
+  // WATCH_AGAIN_MAX_MS) before each next one.
+  while (server.quietWatches() < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  watch.stop();
+  await new Promise((resolve) => setTimeout(resolve, WATCH_AGAIN_MAX_MS + 1_000));
+  t.equal(server.quietWatches(), 2, 'no watch after stop()');
+});
+
 for (const path of ['/apis/g/v1/unanswered', '/apis/g/v1/silent'])
   t.test(`a silent watch (${path}) ends with a TimeoutError, which ListWatch answers by watching again at once`, async (t) => {
     const server = await apiserver(t);
