@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ROOT } from './servers.mjs';
 
-const r1 = (x) => (typeof x === 'number' ? Math.round(x * 10) / 10 : x);
+export const r1 = (x) => (typeof x === 'number' ? Math.round(x * 10) / 10 : x);
 const r2 = (x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
 const cell = (s, round = r1) => `${round(s.median)} (${round(s.min)}–${round(s.max)})`;
 

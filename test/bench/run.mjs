@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
-import { commandLine, writeReport } from './report.mjs';
+import { commandLine, r1, writeReport } from './report.mjs';
 import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
@@ -249,7 +249,6 @@ if (smoke) {
     check(results[name].rps.median > 0, `${name}: answered (${Math.round(results[name].rps.median)} rps)`);
     check(results[name].idleMb.median > 0, `${name}: memory measured (idle ${results[name].idleMb.median} MB)`);
     const { young, full } = results[name].gcs;
-    const r1 = (x) => Math.round(x * 10) / 10;
     check(
       young.median + full.median > 0,
       `${name}: collections counted (${r1(young.median)} young, ${r1(full.median)} full per 1,000)`,

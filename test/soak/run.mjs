@@ -56,33 +56,24 @@ const started = Date.now();
 /** The log lines and the end of the saturation phase, read before the work folder goes. */
 let decisionLines = 0;
 let saturated;
+const target = { url: server.url, ca: certs.ca, bodies: join(work, 'bodies.json') };
+/** Runs one load and counts its requests and failures. */
+async function tally(options) {
+  const load = await runLoad({ ...target, ...options });
+  requests += load.requests;
+  errors += load.errors + load.timeouts + load.non2xx;
+  return load;
+}
 try {
   while (Date.now() - started < minutes * 60_000) {
-    const load = await runLoad({
-      url: server.url,
-      ca: certs.ca,
-      bodies: join(work, 'bodies.json'),
-      connections: 8,
-      duration: SAMPLE_S,
-      rate,
-    });
-    requests += load.requests;
-    errors += load.errors + load.timeouts + load.non2xx;
+    await tally({ connections: 8, duration: SAMPLE_S, rate });
     const sample = { minute: Math.round((Date.now() - started) / 6000) / 10, requests, ...(await scrape(server.port)) };
     samples.push(sample);
     console.error(JSON.stringify(sample));
   }
   // Saturation, where the decision lines come fastest: long enough to fill the log destination's 4 MiB bound
   // if its writes fell behind (docs/benchmarks.md: they did, in about 10 s).
-  const load = await runLoad({
-    url: server.url,
-    ca: certs.ca,
-    bodies: join(work, 'bodies.json'),
-    connections: 100,
-    duration: 20,
-  });
-  requests += load.requests;
-  errors += load.errors + load.timeouts + load.non2xx;
+  const load = await tally({ connections: 100, duration: 20 });
   saturated = { rps: Math.round(load.rps), ...(await scrape(server.port)) };
   console.error(JSON.stringify({ saturated }));
 } finally {
