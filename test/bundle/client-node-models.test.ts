@@ -112,6 +112,9 @@ t.test('the shipped bundle has both files beside its chunks, and their code in n
   t.ok(existsSync(join(chunks, MODELS_FILE)) && existsSync(join(chunks, UNDICI_FILE)), 'both files are in chunks/');
   for (const output of outputs.filter((f) => ![MODELS_FILE, UNDICI_FILE].includes(f.split('/').pop() as string))) {
     const text = readFileSync(join('dist', 'bundle', output), 'utf8');
-    t.notMatch(text, /V1PodSpec\s*=\s*class|UND_ERR_CONNECT_TIMEOUT/, `${output}: no model class and no undici code`);
+    // Every model class sets its attribute table; serializer.js's KubernetesObject, which is no model, does too.
+    // A model class here as well would be a second copy of it, which `instanceof` would tell apart.
+    t.notMatch(text, /\b(?!KubernetesObject\b)\w+\.attributeTypeMap\s*=\s*\[/, `${output}: no model class`);
+    t.notMatch(text, /UND_ERR_CONNECT_TIMEOUT/, `${output}: no undici code`);
   }
 });
