@@ -48,6 +48,9 @@ export function modelsWhenUsed(source: string): string {
     kept.push(line);
   }
   if (typeMapAt < 0 || typeMapEnd < 0) throw new Error('ObjectSerializer.js: no `let typeMap = { ... };`');
+  // The Proxy answers reading a name only: `name in typeMap` or `Object.keys(typeMap)` would find nothing.
+  const other = kept.find((line) => /\btypeMap\b(?!\[)/.test(line) && !line.startsWith('let typeMap = new Proxy'));
+  if (other !== undefined) throw new Error(`ObjectSerializer.js: typeMap used other than by name: ${other.trim()}`);
   const named = lines.slice(typeMapAt + 1, typeMapEnd).map((line) => /^ {4}"(\w+)": (\w+),$/.exec(line));
   if (named.length !== imported.size || named.some((m) => m === null || m[1] !== m[2] || !imported.has(m[1] as string)))
     throw new Error('ObjectSerializer.js: typeMap does not name exactly the imported models');

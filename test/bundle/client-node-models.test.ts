@@ -104,6 +104,10 @@ t.test('the rewrite stops the build when client-node changes the shape it expect
     /typeMap does not name exactly the imported models/,
   );
   t.throws(() => modelsWhenUsed(`import { x } from 'y';\n${source}`), /unexpected: import \{ x \} from 'y'/);
+  t.throws(
+    () => modelsWhenUsed(`${source}\nconst names = Object.keys(typeMap);\n`),
+    /typeMap used other than by name: const names = Object.keys\(typeMap\);/,
+  );
 });
 
 t.test('the shipped bundle has both files beside its chunks, and their code in no other output', async (t) => {
