@@ -1,4 +1,9 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import type { BuildOptions } from 'esbuild';
+
+/** @kubernetes/client-node's dist folder, whose modules the bundle's plugins rewrite or resolve. */
+export const CLIENT_NODE_DIST = dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node'));
 
 /**
  * How the server is bundled (build-bundle.ts). The bench's libraries floor is bundled the same way

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { BUNDLE_OPTIONS } from './bundle-options.js';
+import { BUNDLE_OPTIONS, CLIENT_NODE_DIST } from './bundle-options.js';
 
 /**
  * @kubernetes/client-node's generated `ObjectSerializer` imports all of its ~760 model classes, and its `typeMap`
@@ -17,9 +16,9 @@ import { BUNDLE_OPTIONS } from './bundle-options.js';
  */
 export const MODELS_FILE = 'client-node-models.js';
 
-const clientNode = dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node'));
-const models = join(clientNode, 'gen', 'models');
-const serializer = join(models, 'ObjectSerializer.js');
+const models = join(CLIENT_NODE_DIST, 'gen', 'models');
+/** client-node's generated serializer, which modelsWhenUsed rewrites. */
+export const serializer = join(models, 'ObjectSerializer.js');
 
 /** The serializer's source, rewritten to require the model classes from MODELS_FILE when first used. */
 export function modelsWhenUsed(source: string): string {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { BUNDLE_OPTIONS } from './bundle-options.js';
+import { BUNDLE_OPTIONS, CLIENT_NODE_DIST } from './bundle-options.js';
 
 /**
  * client-node takes `fetch`, `Agent` and `ProxyAgent` from undici, but undici's index also loads its WebSocket,
@@ -22,14 +22,13 @@ const UNDICI_USED: Record<string, string> = {
   ProxyAgent: "require('./lib/dispatcher/proxy-agent')",
 };
 
-const clientNode = dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node'));
-const undiciDir = dirname(createRequire(join(clientNode, 'index.js')).resolve('undici'));
+const undiciDir = dirname(createRequire(join(CLIENT_NODE_DIST, 'index.js')).resolve('undici'));
 
 /** The names client-node's modules, in every folder, import from 'undici' (`import { a, b as c } from 'undici'`). */
 function namesClientNodeImports(): Set<string> {
   const names = new Set<string>();
-  for (const file of readdirSync(clientNode, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
-    const text = readFileSync(join(clientNode, file), 'utf8');
+  for (const file of readdirSync(CLIENT_NODE_DIST, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(join(CLIENT_NODE_DIST, file), 'utf8');
     for (const [, list = ''] of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'undici'/g))
       for (const part of list.split(',')) {
         const name = part.trim().split(/\s+as\s+/)[0] ?? '';
@@ -51,7 +50,7 @@ export const undiciAsClientNodeUsesIt: Plugin = {
     if (unknown.length > 0)
       throw new Error(`@kubernetes/client-node imports ${unknown.join(', ')} from undici: add them to UNDICI_USED`);
     b.onResolve({ filter: /^undici$/ }, (args) =>
-      args.importer.startsWith(clientNode) ? { path: 'undici', namespace: 'undici-used' } : undefined,
+      args.importer.startsWith(CLIENT_NODE_DIST) ? { path: 'undici', namespace: 'undici-used' } : undefined,
     );
     b.onResolve({ filter: /^undici-file$/, namespace: 'undici-used' }, () => ({ path: 'file', namespace: 'undici-used' }));
     // A CommonJS module of getters; the file's place comes from an ES module, as `import.meta` would make the

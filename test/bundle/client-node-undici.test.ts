@@ -1,25 +1,23 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import t from 'tap';
-import { BUNDLE_OPTIONS } from '../../src/packaging/bundle-options.js';
+import { BUNDLE_OPTIONS, CLIENT_NODE_DIST } from '../../src/packaging/bundle-options.js';
 import { buildUndiciFile, undiciAsClientNodeUsesIt, UNDICI_FILE } from '../../src/packaging/client-node-undici.js';
 
 // client-node's KubeConfig and Watch bundled as the server's bundle has them (build-bundle.ts): undici's fetch,
 // Agent and ProxyAgent in a file of their own, required when one is first used.
 const dir = mkdtempSync(join(tmpdir(), 'sw-undici-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const clientNode = dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node'));
 
 t.test('undici is read only when client-node first uses it, and then works', async (t) => {
   await build({
     ...BUNDLE_OPTIONS,
     stdin: {
       contents: "export { KubeConfig } from './config.js'; export { Watch } from './watch.js';",
-      resolveDir: clientNode,
+      resolveDir: CLIENT_NODE_DIST,
       loader: 'js',
     },
     outfile: join(dir, 'kube.js'),
