@@ -1,5 +1,7 @@
 // Cluster mode for npm run bench: RSS with the informers synced, and start to ready, against the real
-// kube-apiserver of the end-to-end suite: ours as it ships and the upstream webhook. Prints one JSON line.
+// kube-apiserver of the end-to-end suite: ours as it ships and the upstream webhook. Both run as a pod does
+// (test/e2e/as-a-pod.ts): the shipped ServiceAccount's token at the kubelet's path and the in-cluster environment,
+// no kubeconfig. Prints one JSON line.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +14,12 @@ import {
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { podCommand, podIdentity } from '../e2e/as-a-pod.js';
 import { startCluster } from '../e2e/cluster.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
+import { deploymentArgs } from '../helpers/deployment.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** From run.mjs: runs, the Deployment's runtime settings for ours (NODE_OPTIONS, GLIBC_TUNABLES), and the upstream webhook's binary. */
@@ -24,24 +28,20 @@ const runs = settings.runs ?? 3;
 
 interface Variant {
   readonly name: string;
-  readonly command: (port: number, kubeconfig: string, cert: string, key: string) => [string, string[]];
+  readonly command: (port: number, cert: string, key: string) => [string, string[]];
   readonly env: Record<string, string>;
 }
 
-/** Ours as it ships (the bundle, the Deployment's runtime settings), and the upstream webhook as the peer. */
+/**
+ * Ours as it ships (the bundle, the Deployment's arguments and runtime settings; it binds loopback only), and the
+ * upstream webhook as the peer (its in-cluster config reads the same token).
+ */
 const VARIANTS: Variant[] = [
   {
     name: 'ours',
-    command: (port, kubeconfig, cert, key) => [
+    command: (port, cert, key) => [
       process.execPath,
-      [
-        join(ROOT, 'dist/bundle/main.js'),
-        'serve',
-        `--kubeconfig=${kubeconfig}`,
-        '--namespace=default',
-        `--port=${port}`,
-        '--bind-address=127.0.0.1',
-      ].concat([`--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`, '--shutdown-delay=0']),
+      [join(ROOT, 'dist/bundle/main.js'), ...(deploymentArgs({ cert, key }, port) as string[]), '--bind-address=127.0.0.1'],
     ],
     env: settings.env ?? {},
   },
@@ -50,9 +50,9 @@ const VARIANTS: Variant[] = [
     : [
         {
           name: 'upstream',
-          command: (port: number, kubeconfig: string, cert: string, key: string): [string, string[]] => [
+          command: (port: number, cert: string, key: string): [string, string[]] => [
             settings.upstream as string,
-            [`--kubeconfig=${kubeconfig}`, `--port=${port}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`],
+            [`--port=${port}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`],
           ],
           env: {},
         },
@@ -102,6 +102,7 @@ try {
       },
     });
   }
+  const identity = await podIdentity(cluster, dir);
   await ensureDevCerts(join(dir, 'certs'));
   const paths = devCertPaths(join(dir, 'certs'));
   const ca = readFileSync(paths.caFile);
@@ -112,8 +113,10 @@ try {
     for (let run = 0; run < runs; run++) {
       const port = await freePort();
       const started = performance.now();
-      const [command, args] = variant.command(port, cluster.kubeconfig, paths.certFile, paths.keyFile);
-      const child = spawn(command, args, { stdio: 'ignore', env: { ...process.env, ...variant.env } });
+      const [command, args] = podCommand(identity, ...variant.command(port, paths.certFile, paths.keyFile));
+      const env: NodeJS.ProcessEnv = { ...process.env, ...variant.env, ...identity.env };
+      delete env.KUBECONFIG;
+      const child = spawn(command, args, { stdio: 'ignore', env });
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       let highest = 0;

@@ -1,0 +1,137 @@
+// The webhook as its Deployment runs it: the shipped ServiceAccount and RBAC, the token the apiserver issued for
+// that account at the kubelet's path, the in-cluster environment, and the Deployment's arguments and runtime
+// settings (as-a-pod.ts); no kubeconfig. Every other suite hands the server a kubeconfig; a pod has none.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { AdmissionregistrationV1Api, CoordinationV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
+import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
+import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
+import { deploymentArgs, deploymentEnv } from '../helpers/deployment.mjs';
+import { podCommand, podIdentity, type PodIdentity } from './as-a-pod.js';
+import { startCluster, type TestCluster } from './cluster.js';
+import { crdFolder, installCrds, readCrds } from './crds.js';
+import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { klass, rejection, snapshotObjects, VSCLASS } from './snapshot-objects.js';
+import { httpsGet, untilCalled, webhookConfiguration } from './webhook.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
+const DRIVER = 'pod.csi.example.com';
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-pod-'));
+let cluster: TestCluster | undefined;
+let pod: Started | undefined;
+t.teardown(async () => {
+  await pod?.stop();
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let kc: KubeConfig;
+let identity: PodIdentity;
+let port: number;
+let ca: Buffer;
+
+t.before(async () => {
+  cluster = await startCluster(dir);
+  kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  await installCrds(kc, 'untyped');
+  await untilCached(kc);
+  identity = await podIdentity(cluster, dir);
+  const certDir = join(dir, 'webhook-certs');
+  await ensureDevCerts(certDir);
+  const paths = devCertPaths(certDir);
+  ca = readFileSync(paths.caFile);
+  port = await freePort();
+  const args = [
+    MAIN,
+    ...(deploymentArgs({ cert: paths.certFile, key: paths.keyFile }, port) as string[]),
+    '--bind-address=127.0.0.1',
+  ];
+  const env: NodeJS.ProcessEnv = { ...process.env, ...(deploymentEnv() as Record<string, string>), ...identity.env };
+  delete env.KUBECONFIG;
+  const [command, commandArgs] = podCommand(identity, process.execPath, args);
+  pod = startProcess(command, commandArgs, env);
+  await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
+    (error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
+    },
+  );
+  await kc
+    .makeApiClient(AdmissionregistrationV1Api)
+    .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, ca.toString('base64')) as never });
+  await untilCalled(kc, 'webhook registered');
+});
+
+/**
+ * Until the apiserver serves every CRD's list from its watch cache: 1.36 answers 429 "storage is (re)initializing"
+ * for a while after a CRD is created, and a pod that starts then logs a warning and lists again. A pod starts on a
+ * cluster whose CRDs were installed before it, which is what this suite is about.
+ */
+async function untilCached(kc: KubeConfig): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const crd of readCrds(crdFolder('untyped'))) {
+    const version = crd.spec.versions.find((v) => v.storage)?.name ?? '';
+    await waitFor(
+      `${crd.spec.names.plural} served from the watch cache`,
+      () =>
+        custom
+          .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural, resourceVersion: '0' })
+          .then(
+            () => true,
+            () => false,
+          ),
+      30_000,
+      200,
+    );
+  }
+}
+
+/** The pod's log lines, parsed. */
+function logLines(): { level: number; msg: string }[] {
+  return (pod as Started)
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
+}
+
+t.test('with the shipped RBAC and its own token, every readiness check passes', async (t) => {
+  const verbose = await httpsGet(port, '/readyz?verbose', ca);
+  t.equal(verbose.status, 200);
+  t.notMatch(verbose.body, /^\[-\]/m, `no check failed or is shown as a problem:\n${verbose.body}`);
+  t.match(verbose.body, /^\[\+\]permissions ok$/m, 'the permission review passed');
+  t.match(verbose.body, /^readyz check passed$/m);
+});
+
+t.test('a second default class for a driver is denied through the apiserver; the claim is in the Lease', async (t) => {
+  const objects = snapshotObjects(kc);
+  t.equal(await rejection(objects.create(VSCLASS, klass(VSCLASS, 'pod-first', DRIVER, true))), '(admitted)');
+  const second = await rejection(objects.create(VSCLASS, klass(VSCLASS, 'pod-second', DRIVER, true)));
+  t.match(second, /already exists for driver|was just admitted for driver/);
+  t.match(second, /pod-first/, 'the denial names the default that exists');
+  const lease = await kc
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ name: CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease, namespace: identity.namespace });
+  const claim = [...readClaims(lease.metadata?.annotations?.[CLAIMS_ANNOTATION]).values()].find((c) => c.driver === DRIVER);
+  t.equal(claim?.class, 'pod-first', "the claim is recorded in the Lease in the manifests' namespace");
+  t.equal(lease.spec?.holderIdentity, identity.env.POD_NAME, 'the Lease names the pod (POD_NAME)');
+});
+
+t.test('nothing in its log is a warning or an error', async (t) => {
+  const problems = logLines().filter((l) => l.level >= 40);
+  t.same(
+    problems.map((l) => l.msg),
+    [],
+    problems.map((l) => JSON.stringify(l)).join('\n'),
+  );
+});
+
+t.test('SIGTERM: it exits 0', async (t) => {
+  t.equal(await (pod as Started).stop(), 0);
+});
