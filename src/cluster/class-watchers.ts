@@ -307,9 +307,12 @@ export class ClassWatchers {
     } else {
       w.brokenSince ??= this.now();
       const stale = w.lastEventAt === undefined ? undefined : Math.round((this.now() - w.lastEventAt) / 1000);
+      // Before the first sync there is no cache to serve: the kind keeps the server unready (notReadyReasons).
       this.logger.warn(
         { kind: w.kind, status, err: message, retryMs: delay, secondsSinceLastEvent: stale },
-        `${w.kind} watch failed; serving the last good cache and restarting`,
+        w.everSynced
+          ? `${w.kind} watch failed; serving the last good cache and restarting`
+          : `${w.kind} list failed before its first sync; not ready until it succeeds, retrying`,
       );
       w.state = 'broken';
     }

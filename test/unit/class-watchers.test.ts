@@ -89,6 +89,19 @@ t.test('a failed watch keeps the last good cache and restarts with backoff', asy
   t.match(log.lines.at(-1), { msg: 'VolumeSnapshotClass watch resumed' });
 });
 
+t.test('a list that fails before the first sync says there is no cache yet, and the server stays unready', async (t) => {
+  const { cluster, watchers, log } = setup();
+  await watchers.start();
+  t.teardown(() => watchers.stop());
+  cluster.latest('volumesnapshotclasses').handlers.failed(new ApiserverError('storage is (re)initializing', 429));
+  t.match(log.lines.at(-1), {
+    level: 40,
+    status: 429,
+    msg: 'VolumeSnapshotClass list failed before its first sync; not ready until it succeeds, retrying',
+  });
+  t.match(watchers.notReadyReasons(), ['VolumeSnapshotClass cache has not synced yet']);
+});
+
 t.test('a watch whose start rejects is restarted too', async (t) => {
   const cluster = new FakeCluster();
   let fail = true;
