@@ -14,7 +14,7 @@ import {
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { podCommand, podIdentity } from '../e2e/as-a-pod.js';
+import { podCommand, podEnv, podIdentity } from '../e2e/as-a-pod.js';
 import { startCluster } from '../e2e/cluster.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
@@ -114,9 +114,7 @@ try {
       const port = await freePort();
       const started = performance.now();
       const [command, args] = podCommand(identity, ...variant.command(port, paths.certFile, paths.keyFile));
-      const env: NodeJS.ProcessEnv = { ...process.env, ...variant.env, ...identity.env };
-      delete env.KUBECONFIG;
-      const child = spawn(command, args, { stdio: 'ignore', env });
+      const child = spawn(command, args, { stdio: 'ignore', env: podEnv(identity, variant.env) });
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       let highest = 0;

@@ -11,7 +11,7 @@ import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
 import { deploymentArgs, deploymentEnv } from '../helpers/deployment.mjs';
-import { podCommand, podIdentity, type PodIdentity } from './as-a-pod.js';
+import { podCommand, podEnv, podIdentity, type PodIdentity } from './as-a-pod.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { crdFolder, installCrds, readCrds } from './crds.js';
 import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
@@ -53,10 +53,8 @@ t.before(async () => {
     ...(deploymentArgs({ cert: paths.certFile, key: paths.keyFile }, port) as string[]),
     '--bind-address=127.0.0.1',
   ];
-  const env: NodeJS.ProcessEnv = { ...process.env, ...(deploymentEnv() as Record<string, string>), ...identity.env };
-  delete env.KUBECONFIG;
   const [command, commandArgs] = podCommand(identity, process.execPath, args);
-  pod = startProcess(command, commandArgs, env);
+  pod = startProcess(command, commandArgs, podEnv(identity, deploymentEnv() as Record<string, string>));
   await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
     (error: unknown) => {
       throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);

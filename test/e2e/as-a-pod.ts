@@ -75,6 +75,16 @@ export async function podIdentity(cluster: TestCluster, dir: string): Promise<Po
 }
 
 /**
+ * The environment of a pod's container: this process's, the container's own values (`runtime`: the Deployment's
+ * NODE_OPTIONS and GLIBC_TUNABLES for ours) and the in-cluster variables; KUBECONFIG removed, as a pod has none.
+ */
+export function podEnv(identity: PodIdentity, runtime: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...runtime, ...identity.env };
+  delete env.KUBECONFIG;
+  return env;
+}
+
+/**
  * The command that runs `command args` with the identity mounted at the kubelet's path: in a mount namespace of its
  * own (`unshare -m`, which needs root, as the suites' network namespaces do), a small tmpfs over /var/run holds
  * only the service account's files, so nothing outside that process sees them. `unshare` and the shell exec in
