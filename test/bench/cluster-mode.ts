@@ -41,7 +41,7 @@ const VARIANTS: Variant[] = [
     name: 'ours',
     command: (port, cert, key) => [
       process.execPath,
-      [join(ROOT, 'dist/bundle/main.js'), ...(deploymentArgs({ cert, key }, port) as string[]), '--bind-address=127.0.0.1'],
+      [join(ROOT, 'dist/bundle/main.js'), ...deploymentArgs({ cert, key }, port), '--bind-address=127.0.0.1'],
     ],
     env: settings.env ?? {},
   },

@@ -1,7 +1,8 @@
 // The webhook as its Deployment runs it: the shipped ServiceAccount and RBAC, the token the apiserver issued for
-// that account at the kubelet's path, the in-cluster environment, and the Deployment's arguments and runtime
-// settings (as-a-pod.ts); no kubeconfig. Every other suite hands the server a kubeconfig; a pod has none.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// that account at the kubelet's path, the in-cluster environment, a read-only root filesystem, and the
+// Deployment's arguments and runtime settings (as-a-pod.ts); no kubeconfig. Every other suite hands the server a
+// kubeconfig; a pod has none.
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,7 @@ import { AdmissionregistrationV1Api, CoordinationV1Api, CustomObjectsApi, KubeCo
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
-import { deploymentArgs, deploymentEnv } from '../helpers/deployment.mjs';
+import { deploymentArgs, deploymentEnv, deploymentReadOnlyRoot } from '../helpers/deployment.mjs';
 import { podCommand, podEnv, podIdentity, type PodIdentity } from './as-a-pod.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { crdFolder, installCrds, readCrds } from './crds.js';
@@ -48,13 +49,9 @@ t.before(async () => {
   const paths = devCertPaths(certDir);
   ca = readFileSync(paths.caFile);
   port = await freePort();
-  const args = [
-    MAIN,
-    ...(deploymentArgs({ cert: paths.certFile, key: paths.keyFile }, port) as string[]),
-    '--bind-address=127.0.0.1',
-  ];
+  const args = [MAIN, ...deploymentArgs({ cert: paths.certFile, key: paths.keyFile }, port), '--bind-address=127.0.0.1'];
   const [command, commandArgs] = podCommand(identity, process.execPath, args);
-  pod = startProcess(command, commandArgs, podEnv(identity, deploymentEnv() as Record<string, string>));
+  pod = startProcess(command, commandArgs, podEnv(identity, deploymentEnv()));
   await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
     (error: unknown) => {
       throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
@@ -105,6 +102,14 @@ t.test('with the shipped RBAC and its own token, every readiness check passes', 
   t.notMatch(verbose.body, /^\[-\]/m, `no check failed or is shown as a problem:\n${verbose.body}`);
   t.match(verbose.body, /^\[\+\]permissions ok$/m, 'the permission review passed');
   t.match(verbose.body, /^readyz check passed$/m);
+});
+
+t.test('it runs with the read-only root filesystem the Deployment sets, and the token mounted read-only', async (t) => {
+  const mounts = readFileSync(`/proc/${(pod as Started).child.pid}/mounts`, 'utf8').split('\n');
+  const options = (path: string): string | undefined => mounts.find((l) => l.split(' ')[1] === path)?.split(' ')[3];
+  t.equal(deploymentReadOnlyRoot(), true, 'manifests/base/deployment.yaml sets readOnlyRootFilesystem');
+  t.match(options('/'), /^ro,/, 'its / is read-only');
+  t.match(options(realpathSync('/var/run')), /^ro,/, 'the tmpfs with the token is read-only');
 });
 
 t.test('a second default class for a driver is denied through the apiserver; the claim is in the Lease', async (t) => {

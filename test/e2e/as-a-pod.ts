@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { deploymentReadOnlyRoot } from '../helpers/deployment.mjs';
 import type { TestCluster } from './cluster.js';
 
 const BASE = fileURLToPath(new URL('../../manifests/base/', import.meta.url));
@@ -87,16 +88,25 @@ export function podEnv(identity: PodIdentity, runtime: Record<string, string> = 
 /**
  * The command that runs `command args` with the identity mounted at the kubelet's path: in a mount namespace of its
  * own (`unshare -m`, which needs root, as the suites' network namespaces do), a small tmpfs over /var/run holds
- * only the service account's files, so nothing outside that process sees them. `unshare` and the shell exec in
- * place: the pid spawned is the server's.
+ * only the service account's files, so nothing outside that process sees them. When the Deployment sets
+ * `readOnlyRootFilesystem`, every mount of that namespace but /proc, /sys and /dev is then made read-only, the
+ * token's too (the kubelet mounts it so): a write the server tries fails as it would in the pod. `unshare` and the
+ * shell exec in place: the pid spawned is the server's.
  */
 export function podCommand(identity: PodIdentity, command: string, args: readonly string[]): [string, string[]] {
+  const readOnly = [
+    'mount -o bind,remount,ro /',
+    'awk \'$2 != "/" && $2 !~ "^/(proc|sys|dev|run)(/|$)" { print $2 }\' /proc/self/mounts |',
+    '  while read -r m; do mount -o bind,remount,ro "$m"; done',
+    'mount -o bind,remount,ro "$run"',
+  ];
   const script = [
     'set -e',
     'run=$(readlink -f /var/run)',
     'mount -t tmpfs -o size=1m,mode=0755 pod-secrets "$run"',
     `mkdir -p ${SERVICE_ACCOUNT_DIR}`,
     `cp "$0/token" "$0/ca.crt" "$0/namespace" ${SERVICE_ACCOUNT_DIR}/`,
+    ...(deploymentReadOnlyRoot() ? readOnly : []),
     'exec "$@"',
   ].join('\n');
   return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, identity.secretsDir, command, ...args]];

@@ -39,6 +39,11 @@ export function deploymentArgs({ cert, key }, port) {
   });
 }
 
+/** Whether the container's root filesystem is read-only (securityContext.readOnlyRootFilesystem). */
+export function deploymentReadOnlyRoot() {
+  return deploymentPod().containers[0].securityContext?.readOnlyRootFilesystem === true;
+}
+
 const UNITS = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
 
 /** The container's memory limit in MiB (2^20 bytes), the unit of every RSS figure the suites read from /proc. */
