@@ -87,7 +87,7 @@ export function podEnv(identity: PodIdentity, runtime: Record<string, string> = 
 
 /**
  * The command that runs `command args` with the identity mounted at the kubelet's path: in a mount namespace of its
- * own (`unshare -m`, which needs root, as the suites' network namespaces do), a small tmpfs over /var/run holds
+ * own (`unshare -m`, which needs root, as the benches' network namespaces do), a small tmpfs over /var/run holds
  * only the service account's files, so nothing outside that process sees them. When the Deployment sets
  * `readOnlyRootFilesystem`, every mount of that namespace but /proc, /sys and /dev is then made read-only, the
  * token's too (the kubelet mounts it so): a write the server tries fails as it would in the pod. `unshare` and the
