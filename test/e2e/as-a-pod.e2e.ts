@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { AdmissionregistrationV1Api, CoordinationV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
 import { deploymentArgs, deploymentEnv, deploymentReadOnlyRoot } from '../helpers/deployment.mjs';
 import { podCommand, podEnv, podIdentity, type PodIdentity } from './as-a-pod.js';
 import { startCluster, type TestCluster } from './cluster.js';
-import { crdFolder, installCrds, readCrds } from './crds.js';
+import { installCrds, untilServedFromCache } from './crds.js';
 import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
 import { klass, rejection, snapshotObjects, VSCLASS } from './snapshot-objects.js';
 import { httpsGet, untilCalled, webhookConfiguration } from './webhook.js';
@@ -42,7 +42,7 @@ t.before(async () => {
   kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   await installCrds(kc, 'untyped');
-  await untilCached(kc);
+  await untilServedFromCache(kc, 'untyped');
   identity = await podIdentity(cluster, dir);
   const certDir = join(dir, 'webhook-certs');
   await ensureDevCerts(certDir);
@@ -62,30 +62,6 @@ t.before(async () => {
     .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, ca.toString('base64')) as never });
   await untilCalled(kc, 'webhook registered');
 });
-
-/**
- * Until the apiserver serves every CRD's list from its watch cache: 1.36 answers 429 "storage is (re)initializing"
- * for a while after a CRD is created, and a pod that starts then logs a warning and lists again. A pod starts on a
- * cluster whose CRDs were installed before it, which is what this suite is about.
- */
-async function untilCached(kc: KubeConfig): Promise<void> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  for (const crd of readCrds(crdFolder('untyped'))) {
-    const version = crd.spec.versions.find((v) => v.storage)?.name ?? '';
-    await waitFor(
-      `${crd.spec.names.plural} served from the watch cache`,
-      () =>
-        custom
-          .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural, resourceVersion: '0' })
-          .then(
-            () => true,
-            () => false,
-          ),
-      30_000,
-      200,
-    );
-  }
-}
 
 /** The pod's log lines, parsed. */
 function logLines(): { level: number; msg: string }[] {

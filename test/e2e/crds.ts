@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiextensionsV1Api, loadAllYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+  loadAllYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { controllerCrds, currentCrds, kube, UNTYPED_CRDS } from './kube.js';
 import { waitFor } from './processes.js';
@@ -44,6 +50,30 @@ export async function installCrds(kc: KubeConfig, choice: CrdChoice): Promise<vo
       ).length === crds.length,
     30_000,
   );
+}
+
+/**
+ * Until the apiserver serves the list of each CRD of a suite's choice from its watch cache: 1.36 answers 429
+ * "storage is (re)initializing" for a while after a CRD is created, and a webhook that starts then logs a warning
+ * and lists again. For a suite about a webhook that starts on a cluster whose CRDs were installed before it.
+ */
+export async function untilServedFromCache(kc: KubeConfig, choice: CrdChoice): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const crd of readCrds(crdFolder(choice))) {
+    const version = crd.spec.versions.find((v) => v.storage)?.name ?? '';
+    await waitFor(
+      `${crd.spec.names.plural} served from the watch cache`,
+      () =>
+        custom
+          .listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural, resourceVersion: '0' })
+          .then(
+            () => true,
+            () => false,
+          ),
+      30_000,
+      200,
+    );
+  }
 }
 
 /**
