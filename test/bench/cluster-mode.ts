@@ -14,47 +14,52 @@ import {
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { podCommand, podEnv, podIdentity } from '../e2e/as-a-pod.js';
+import { podCommand, podIdentity, type PodContainer } from '../e2e/as-a-pod.js';
+import { shippedContainer } from '../e2e/shipped-container.js';
 import { startCluster } from '../e2e/cluster.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
-import { deploymentArgs } from '../helpers/deployment.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** From run.mjs: runs, the Deployment's runtime settings for ours (NODE_OPTIONS, GLIBC_TUNABLES), and the upstream webhook's binary. */
-const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; env?: Record<string, string>; upstream?: string };
+/** From run.mjs: runs, and the upstream webhook's binary. */
+const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; upstream?: string };
 const runs = settings.runs ?? 3;
 
 interface Variant {
   readonly name: string;
-  readonly command: (port: number, cert: string, key: string) => [string, string[]];
-  readonly env: Record<string, string>;
+  readonly container: (port: number, certDir: string) => PodContainer;
 }
 
+/** Where upstream's example Deployment mounts its serving certificates (deploy/kubernetes/webhook-example). */
+const UPSTREAM_CERTS = '/etc/snapshot-validation-webhook/certs';
+
 /**
- * Ours as it ships (the bundle, the Deployment's arguments and runtime settings; it binds loopback only), and the
- * upstream webhook as the peer (its in-cluster config reads the same token).
+ * Ours as it ships (shipped-container.ts: the image's files, the Deployment's arguments and runtime settings; it
+ * binds loopback only), and the upstream webhook as the peer: its binary alone in the image, its certificates where
+ * its example Deployment mounts them (its in-cluster config reads the same token). Both under the Deployment's
+ * security settings.
  */
 const VARIANTS: Variant[] = [
-  {
-    name: 'ours',
-    command: (port, cert, key) => [
-      process.execPath,
-      [join(ROOT, 'dist/bundle/main.js'), ...deploymentArgs({ cert, key }, port), '--bind-address=127.0.0.1'],
-    ],
-    env: settings.env ?? {},
-  },
+  { name: 'ours', container: (port, certDir) => shippedContainer(certDir, port) },
   ...(settings.upstream === undefined
     ? []
     : [
         {
           name: 'upstream',
-          command: (port: number, cert: string, key: string): [string, string[]] => [
-            settings.upstream as string,
-            [`--port=${port}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`],
-          ],
-          env: {},
+          container: (port: number, certDir: string): PodContainer => ({
+            files: { '/snapshot-validation-webhook': settings.upstream as string },
+            workingDir: '/',
+            user: { user: 65532, group: 65532 },
+            command: [
+              '/snapshot-validation-webhook',
+              `--port=${port}`,
+              `--tls-cert-file=${UPSTREAM_CERTS}/tls.crt`,
+              `--tls-private-key-file=${UPSTREAM_CERTS}/tls.key`,
+            ],
+            env: {},
+            secrets: { [UPSTREAM_CERTS]: certDir },
+          }),
         },
       ]),
 ];
@@ -103,9 +108,9 @@ try {
     });
   }
   const identity = await podIdentity(cluster, dir);
-  await ensureDevCerts(join(dir, 'certs'));
-  const paths = devCertPaths(join(dir, 'certs'));
-  const ca = readFileSync(paths.caFile);
+  const certDir = join(dir, 'certs');
+  await ensureDevCerts(certDir);
+  const ca = readFileSync(devCertPaths(certDir).caFile);
   const results = [];
   for (const variant of VARIANTS) {
     const rss: number[] = [];
@@ -113,8 +118,9 @@ try {
     for (let run = 0; run < runs; run++) {
       const port = await freePort();
       const started = performance.now();
-      const [command, args] = podCommand(identity, ...variant.command(port, paths.certFile, paths.keyFile));
-      const child = spawn(command, args, { stdio: 'ignore', env: podEnv(identity, variant.env) });
+      const container = variant.container(port, certDir);
+      const [command, args] = podCommand(identity, container, dir);
+      const child = spawn(command, args, { stdio: 'ignore' });
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       let highest = 0;

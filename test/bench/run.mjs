@@ -233,7 +233,7 @@ for (const n of [10, 1000, 10000]) scaling[n] = await decisionP99(n, smoke ? 200
 let cluster;
 if (!smoke) {
   const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
-  const settings = JSON.stringify({ runs: Math.min(runs, 3), env: deploymentEnv(), upstream });
+  const settings = JSON.stringify({ runs: Math.min(runs, 3), upstream });
   const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, settings], {
     encoding: 'utf8',
     timeout: 15 * 60_000,

@@ -2,24 +2,23 @@
 // that account at the kubelet's path, the in-cluster environment, a read-only root filesystem, and the
 // Deployment's arguments and runtime settings (as-a-pod.ts); no kubeconfig. Every other suite hands the server a
 // kubeconfig; a pod has none.
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { AdmissionregistrationV1Api, CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
-import { deploymentArgs, deploymentEnv, deploymentReadOnlyRoot } from '../helpers/deployment.mjs';
-import { podCommand, podEnv, podIdentity, type PodIdentity } from './as-a-pod.js';
+import { deploymentSecretMounts, deploymentSecurity } from '../helpers/deployment.mjs';
+import { podCommand, podIdentity, type PodContainer, type PodIdentity } from './as-a-pod.js';
+import { shippedContainer } from './shipped-container.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
 import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
 import { klass, rejection, snapshotObjects, VSCLASS } from './snapshot-objects.js';
 import { httpsGet, untilCalled, webhookConfiguration } from './webhook.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const DRIVER = 'pod.csi.example.com';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-pod-'));
@@ -35,6 +34,7 @@ t.teardown(async () => {
 let kc: KubeConfig;
 let identity: PodIdentity;
 let port: number;
+let container: PodContainer;
 let ca: Buffer;
 
 t.before(async () => {
@@ -46,12 +46,11 @@ t.before(async () => {
   identity = await podIdentity(cluster, dir);
   const certDir = join(dir, 'webhook-certs');
   await ensureDevCerts(certDir);
-  const paths = devCertPaths(certDir);
-  ca = readFileSync(paths.caFile);
+  ca = readFileSync(devCertPaths(certDir).caFile);
   port = await freePort();
-  const args = [MAIN, ...deploymentArgs({ cert: paths.certFile, key: paths.keyFile }, port), '--bind-address=127.0.0.1'];
-  const [command, commandArgs] = podCommand(identity, process.execPath, args);
-  pod = startProcess(command, commandArgs, podEnv(identity, deploymentEnv()));
+  container = shippedContainer(certDir, port);
+  const [command, commandArgs] = podCommand(identity, container, dir);
+  pod = startProcess(command, commandArgs);
   await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
     (error: unknown) => {
       throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
@@ -80,12 +79,30 @@ t.test('with the shipped RBAC and its own token, every readiness check passes', 
   t.match(verbose.body, /^readyz check passed$/m);
 });
 
-t.test('it runs with the read-only root filesystem the Deployment sets, and the token mounted read-only', async (t) => {
-  const mounts = readFileSync(`/proc/${(pod as Started).child.pid}/mounts`, 'utf8').split('\n');
+t.test('it runs as the Deployment says: its user, no capabilities, a read-only root and volumes', async (t) => {
+  const pid = (pod as Started).child.pid as number;
+  const security = deploymentSecurity();
+  t.same(
+    [security.user, security.group, security.readOnlyRoot, security.noNewPrivileges, security.dropAllCapabilities],
+    [65532, 65532, true, true, true],
+    'manifests/base/deployment.yaml: user and group 65532, a read-only root, no escalation, every capability dropped',
+  );
+  const status = Object.fromEntries(
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .map((l) => l.split(':\t') as [string, string]),
+  );
+  t.equal(status.Uid, '65532\t65532\t65532\t65532', "every uid is the Deployment's runAsUser");
+  t.equal(status.Gid, '65532\t65532\t65532\t65532', 'every gid is its runAsGroup');
+  t.equal(status.Groups?.trim(), '', 'no supplementary groups');
+  for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) t.equal(status[set], '0000000000000000', `${set} empty`);
+  t.equal(status.NoNewPrivs, '1', 'no privilege escalation');
+  const mounts = readFileSync(`/proc/${pid}/mounts`, 'utf8').split('\n');
   const options = (path: string): string | undefined => mounts.find((l) => l.split(' ')[1] === path)?.split(' ')[3];
-  t.equal(deploymentReadOnlyRoot(), true, 'manifests/base/deployment.yaml sets readOnlyRootFilesystem');
   t.match(options('/'), /^ro,/, 'its / is read-only');
-  t.match(options(realpathSync('/var/run')), /^ro,/, 'the tmpfs with the token is read-only');
+  t.match(options('/var/run/secrets/kubernetes.io/serviceaccount'), /^ro,/, 'the token is mounted read-only');
+  for (const { mountPath } of deploymentSecretMounts()) t.match(options(mountPath), /^ro,/, `${mountPath} is read-only`);
+  for (const path of Object.keys(container.files)) t.match(options(path), /^ro,/, `the image's ${path}, read-only`);
 });
 
 t.test('a second default class for a driver is denied through the apiserver; the claim is in the Lease', async (t) => {

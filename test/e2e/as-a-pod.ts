@@ -2,11 +2,11 @@
 // apiserver issued for that account, mounted where the kubelet mounts it, and the in-cluster environment; no
 // kubeconfig. The suites and the bench's cluster mode start it this way through `podCommand`.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
-import { deploymentReadOnlyRoot } from '../helpers/deployment.mjs';
+import { deploymentSecurity } from '../helpers/deployment.mjs';
 import type { TestCluster } from './cluster.js';
 
 const BASE = fileURLToPath(new URL('../../manifests/base/', import.meta.url));
@@ -29,7 +29,7 @@ export interface PodIdentity {
   readonly namespace: string;
   /** A folder with what the kubelet would mount: `token`, `ca.crt` and `namespace`. */
   readonly secretsDir: string;
-  /** The in-cluster environment: the apiserver's address as the kubelet sets it, the pod's fields, a bare HOME. */
+  /** The in-cluster environment: the apiserver's address as the kubelet sets it, the pod's fields and its name. */
   readonly env: Record<string, string>;
 }
 
@@ -59,9 +59,6 @@ export async function podIdentity(cluster: TestCluster, dir: string): Promise<Po
   writeFileSync(join(secretsDir, 'token'), token);
   writeFileSync(join(secretsDir, 'ca.crt'), readFileSync(join(cluster.dir, 'ca.crt')));
   writeFileSync(join(secretsDir, 'namespace'), namespace);
-  // A pod has no ~/.kube/config, which client-node would read before the service account.
-  const home = join(dir, 'pod-home');
-  mkdirSync(home, { recursive: true });
   return {
     namespace,
     secretsDir,
@@ -70,44 +67,104 @@ export async function podIdentity(cluster: TestCluster, dir: string): Promise<Po
       KUBERNETES_SERVICE_PORT: String(cluster.port),
       POD_NAMESPACE: namespace,
       POD_NAME: 'snapshot-webhook-e2e',
-      HOME: home,
+      HOSTNAME: 'snapshot-webhook-e2e',
     },
   };
 }
 
 /**
- * The environment of a pod's container: this process's, the container's own values (`runtime`: the Deployment's
- * NODE_OPTIONS and GLIBC_TUNABLES for ours) and the in-cluster variables; KUBECONFIG removed, as a pod has none.
+ * A container of the pod as its image and manifest define it. Paths are the container's, except the host files
+ * and folders named as the sources of `files` and `secrets`.
  */
-export function podEnv(identity: PodIdentity, runtime: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...runtime, ...identity.env };
-  delete env.KUBECONFIG;
-  return env;
+export interface PodContainer {
+  /** The image's own files and folders: the path in the image, and the host file or folder bound there read-only. */
+  readonly files: Readonly<Record<string, string>>;
+  readonly workingDir: string;
+  /** The image's USER, which the manifest's runAsUser and runAsGroup override. */
+  readonly user: { readonly user: number; readonly group: number };
+  /** The entrypoint, then the arguments. */
+  readonly command: readonly string[];
+  /** The image's ENV and the manifest's own values. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Secret volumes: the mount path, and the host folder with the files the kubelet would write there. */
+  readonly secrets: Readonly<Record<string, string>>;
 }
 
 /**
- * The command that runs `command args` with the identity mounted at the kubelet's path: in a mount namespace of its
- * own (`unshare -m`, which needs root, as the benches' network namespaces do), a small tmpfs over /var/run holds
- * only the service account's files, so nothing outside that process sees them. When the Deployment sets
- * `readOnlyRootFilesystem`, every mount of that namespace but /proc, /sys and /dev is then made read-only, the
- * token's too (the kubelet mounts it so): a write the server tries fails as it would in the pod. `unshare` and the
- * shell exec in place: the pid spawned is the server's.
+ * A container's environment: the image's and the manifest's values and the in-cluster variables, over a PATH and
+ * the HOME of the base image's user; nothing else. `env -i` sets it: tap's process-info wrapper adds its own
+ * `--import` to NODE_OPTIONS in the environment of every process a test spawns, which a pod would not have.
  */
-export function podCommand(identity: PodIdentity, command: string, args: readonly string[]): [string, string[]] {
-  const readOnly = [
-    'mount -o bind,remount,ro /',
-    'awk \'$2 != "/" && $2 !~ "^/(proc|sys|dev|run)(/|$)" { print $2 }\' /proc/self/mounts |',
-    '  while read -r m; do mount -o bind,remount,ro "$m"; done',
-    'mount -o bind,remount,ro "$run"',
+function podEnv(identity: PodIdentity, container: PodContainer): string[] {
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: NONROOT_HOME, ...container.env, ...identity.env };
+  return Object.entries(env).map(([name, value]) => `${name}=${value}`);
+}
+
+/** The distroless base's users, and the home of its nonroot user (empty: no ~/.kube/config for client-node). */
+const PASSWD = 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n';
+const GROUP = 'root:x:0:\nnonroot:x:65532:\n';
+const NONROOT_HOME = '/home/nonroot';
+
+const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The command that runs `container` as the kubelet would, with the manifest's security settings
+ * (`deploymentSecurity`), in a mount namespace of its own (`unshare -m`: root only, as the benches' network
+ * namespaces are), so that nothing outside that process sees its mounts:
+ * - its root is a small tmpfs (mounted on a fresh folder under `dir`) holding the image's files, each bound
+ *   read-only from the host; the host's /usr (and the /bin, /lib links into it) stand in for the base image's
+ *   libraries, and /proc and /dev are the host's;
+ * - each secret volume is a tmpfs of its own with the files copied in at the kubelet's default mode (0644), and the
+ *   service account's token, `ca.crt` and `namespace` at the kubelet's path; volumes and token are read-only;
+ * - the root is made read-only when the manifest says `readOnlyRootFilesystem`;
+ * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user and group (setpriv, with no supplementary groups),
+ *   with no capability left when the manifest drops ALL and no-new-privileges when it forbids escalation.
+ * seccomp is not applied. Each step execs in place: the pid spawned is the server's.
+ */
+export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): [string, string[]] {
+  const security = deploymentSecurity();
+  const env = podEnv(identity, container).map(quote).join(' ');
+  const root = mkdtempSync(join(dir, 'pod-root-'));
+  const user = security.user ?? container.user.user;
+  const group = security.group ?? container.user.group;
+  const bind = (source: string, target: string): string[] => [
+    `if [ -d ${quote(source)} ]; then mkdir -p "$root"${quote(target)}; else mkdir -p "$(dirname "$root"${quote(target)})"; touch "$root"${quote(target)}; fi`,
+    `mount --bind ${quote(source)} "$root"${quote(target)}`,
+    `mount -o bind,remount,ro "$root"${quote(target)}`,
+  ];
+  const volume = (source: string, target: string): string[] => [
+    `mkdir -p "$root"${quote(target)}`,
+    `mount -t tmpfs -o size=1m,mode=0755 volume "$root"${quote(target)}`,
+    `cp ${quote(source)}/* "$root"${quote(target)}/`,
+    `chmod 0644 "$root"${quote(target)}/*`,
+    `mount -o remount,ro "$root"${quote(target)}`,
+  ];
+  const setpriv = [
+    `--reuid=${user}`,
+    `--regid=${group}`,
+    '--clear-groups',
+    ...(security.noNewPrivileges ? ['--no-new-privs'] : []),
+    ...(security.dropAllCapabilities ? ['--inh-caps=-all', '--bounding-set=-all'] : []),
   ];
   const script = [
     'set -e',
-    'run=$(readlink -f /var/run)',
-    'mount -t tmpfs -o size=1m,mode=0755 pod-secrets "$run"',
-    `mkdir -p ${SERVICE_ACCOUNT_DIR}`,
-    `cp "$0/token" "$0/ca.crt" "$0/namespace" ${SERVICE_ACCOUNT_DIR}/`,
-    ...(deploymentReadOnlyRoot() ? readOnly : []),
-    'exec "$@"',
+    `root=${quote(root)}`,
+    'mount -t tmpfs -o size=1m,mode=0755 pod-root "$root"',
+    'mkdir -p "$root/proc" "$root/dev" "$root/etc" "$root/tmp" "$root/home/nonroot"',
+    'chmod 1777 "$root/tmp"',
+    'for l in bin lib lib64 sbin; do if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$root/$l"; fi; done',
+    ...bind('/usr', '/usr'),
+    'mount --rbind /proc "$root/proc"',
+    'mount --rbind /dev "$root/dev"',
+    `printf ${quote(PASSWD)} > "$root/etc/passwd"`,
+    `printf ${quote(GROUP)} > "$root/etc/group"`,
+    ...Object.entries(container.files).flatMap(([target, source]) => bind(source, target)),
+    ...Object.entries(container.secrets).flatMap(([target, source]) => volume(source, target)),
+    ...volume(identity.secretsDir, SERVICE_ACCOUNT_DIR),
+    ...(security.readOnlyRoot ? ['mount -o remount,ro "$root"'] : []),
+    // The container's PATH has no sbin, where chroot is.
+    'chroot=$(PATH="/usr/sbin:/sbin:$PATH" command -v chroot)',
+    `exec "$chroot" "$root" /usr/bin/env -i --chdir=${quote(container.workingDir)} ${env} /usr/bin/setpriv ${setpriv.join(' ')} "$@"`,
   ].join('\n');
-  return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, identity.secretsDir, command, ...args]];
+  return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'pod', ...container.command]];
 }

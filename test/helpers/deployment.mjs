@@ -27,21 +27,42 @@ export function deploymentEnv() {
 }
 
 /**
- * The Deployment's container arguments, with what differs outside a pod put in: the certificate paths and the
- * port. Every other flag (`serve`, `--shutdown-delay`, ...) is the manifest's.
+ * The Deployment's container arguments, with what differs outside a pod put in: the certificate paths (unless
+ * `paths` is undefined: in a pod the secret volume holds them at the manifest's paths) and the port. Every other
+ * flag (`serve`, `--shutdown-delay`, ...) is the manifest's.
  */
-export function deploymentArgs({ cert, key }, port) {
+export function deploymentArgs(paths, port) {
   return deploymentPod().containers[0].args.map((arg) => {
-    if (arg.startsWith('--tls-cert-file=')) return `--tls-cert-file=${cert}`;
-    if (arg.startsWith('--tls-private-key-file=')) return `--tls-private-key-file=${key}`;
+    if (paths !== undefined && arg.startsWith('--tls-cert-file=')) return `--tls-cert-file=${paths.cert}`;
+    if (paths !== undefined && arg.startsWith('--tls-private-key-file=')) return `--tls-private-key-file=${paths.key}`;
     if (arg.startsWith('--port=')) return `--port=${port}`;
     return arg;
   });
 }
 
-/** Whether the container's root filesystem is read-only (securityContext.readOnlyRootFilesystem). */
-export function deploymentReadOnlyRoot() {
-  return deploymentPod().containers[0].securityContext?.readOnlyRootFilesystem === true;
+/**
+ * The container's security settings as the kubelet applies them: the pod's securityContext with the container's
+ * over it. `user` and `group` are undefined where the manifest leaves them to the image.
+ */
+export function deploymentSecurity() {
+  const pod = deploymentPod();
+  const context = { ...pod.securityContext, ...pod.containers[0].securityContext };
+  return {
+    user: context.runAsUser,
+    group: context.runAsGroup,
+    readOnlyRoot: context.readOnlyRootFilesystem === true,
+    noNewPrivileges: context.allowPrivilegeEscalation === false,
+    dropAllCapabilities: (context.capabilities?.drop ?? []).includes('ALL'),
+  };
+}
+
+/** The container's secret volumes: the mount path of each, and the secret's name. */
+export function deploymentSecretMounts() {
+  const pod = deploymentPod();
+  return pod.containers[0].volumeMounts.flatMap((mount) => {
+    const secret = pod.volumes.find((v) => v.name === mount.name)?.secret;
+    return secret === undefined ? [] : [{ mountPath: mount.mountPath, secretName: secret.secretName }];
+  });
 }
 
 const UNITS = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
