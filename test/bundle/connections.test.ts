@@ -1,4 +1,4 @@
-// Connection abuse against the built server with the Deployment's heap cap, loopback only, bounded in count
+// Connection abuse against the built server with the Deployment's heap cap (startBuiltServer), loopback only, bounded in count
 // and time: slow headers, slow bodies, an endless chunked body, idle keep-alive and handshake floods. Every
 // process is the test's own and is killed by its pid at the end (startBuiltServer).
 import { readFileSync } from 'node:fs';
@@ -11,10 +11,7 @@ const MAX_CONNECTIONS = BOUNDS.connections;
 import { startBuiltServer, type BuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
-import { deploymentEnv, memoryLimitMb } from '../helpers/deployment.mjs';
-
-/** The server runs with the Deployment's runtime settings, its heap and allocator (read from the manifest). */
-const DEPLOYMENT_ENV = deploymentEnv();
+import { memoryLimitMb } from '../helpers/deployment.mjs';
 
 function tlsTo(server: BuiltServer): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -72,7 +69,7 @@ async function metric(server: BuiltServer, name: string): Promise<number> {
 }
 
 t.test('slow headers, slow bodies and an endless chunked body are cut at the documented 4 s', async (t) => {
-  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
+  const server = await startBuiltServer(t);
   const [slowHeaders, slowBody, chunked] = await Promise.all([tlsTo(server), tlsTo(server), tlsTo(server)]);
   slowHeaders.write('POST /validate HTTP/1.1\r\nHost: localhost\r\n');
   trickle(slowHeaders, 'X-Slow: aaaaaaaaaaaaaaaa\r\n', 200);
@@ -102,7 +99,7 @@ t.test('slow headers, slow bodies and an endless chunked body are cut at the doc
 });
 
 t.test(`an idle keep-alive flood is held at ${MAX_CONNECTIONS} connections and probes keep answering`, async (t) => {
-  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
+  const server = await startBuiltServer(t);
   const rssBefore = await metric(server, 'snapshot_webhook_process_resident_memory_bytes');
   const flood: TLSSocket[] = [];
   t.teardown(() => flood.forEach((s) => s.destroy()));
@@ -127,7 +124,7 @@ t.test(`an idle keep-alive flood is held at ${MAX_CONNECTIONS} connections and p
 });
 
 t.test('a flood of connections that never start their handshake is cut and does not starve probes', async (t) => {
-  const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
+  const server = await startBuiltServer(t);
   const silent: Socket[] = Array.from({ length: 150 }, () => {
     const s = tcpConnect({ host: '127.0.0.1', port: server.port });
     s.on('error', () => undefined);
@@ -146,7 +143,7 @@ t.test('a flood of connections that never start their handshake is cut and does 
 t.test(
   'idle connections and stalled handshakes, each three times their cap: probes and reviews on new connections are answered',
   async (t) => {
-    const server = await startBuiltServer(t, { env: DEPLOYMENT_ENV });
+    const server = await startBuiltServer(t);
     const flood: Socket[] = [];
     t.teardown(() => flood.forEach((s) => s.destroy()));
     flood.push(...(await idleFlood(server, 3 * MAX_CONNECTIONS)));

@@ -4,7 +4,6 @@ import { startBuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 import { httpsRequest } from '../helpers/https.js';
 import { admissionReview } from '../helpers/review.mjs';
-import { deploymentEnv } from '../helpers/deployment.mjs';
 
 /** A DELETE review (allowed unchecked) carrying `extra`: what anyone who reaches the port can send. */
 const hostile = (extra: string): string =>
@@ -16,10 +15,8 @@ const hostile = (extra: string): string =>
   ).replace('"EXTRA"', extra);
 
 t.test('bodies within the size limit cannot exhaust the shipped heap; the server keeps answering', async (t) => {
-  const { child, port, ca } = await startBuiltServer(t, {
-    args: ['--shutdown-delay=0'],
-    env: deploymentEnv(),
-  });
+  // startBuiltServer runs it with the Deployment's NODE_OPTIONS: its heap cap is what these bodies must not exhaust.
+  const { child, port, ca } = await startBuiltServer(t, { args: ['--shutdown-delay=0'] });
   const post = (body: string) => httpsRequest(port, { path: '/validate', body, ca });
   const objects = await post(hostile(`[${Array(1_400_000).fill('{}').join(',')}]`));
   t.same([objects.status, JSON.parse(objects.body).code], [413, 'SW_TOO_COMPLEX'], '1,400,000 empty objects (4 MB) are refused');

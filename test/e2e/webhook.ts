@@ -9,6 +9,8 @@ import { parseAllDocuments } from 'yaml';
 import { kube } from './kube.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
+import { deploymentEnv } from '../helpers/deployment.mjs';
+import { baseEnv, withExactEnv } from '../helpers/exact-env.mjs';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
@@ -33,7 +35,10 @@ export function httpsGet(port: number, path: string, ca: Buffer, timeoutMs = 200
   });
 }
 
-/** Our built server, in cluster mode against the test apiserver, on a loopback port. */
+/**
+ * Our built server, in cluster mode against the test apiserver, on a loopback port, with the Deployment's runtime
+ * settings (NODE_OPTIONS, GLIBC_TUNABLES) and nothing of the test runner's environment.
+ */
 export async function startWebhook(
   dir: string,
   kubeconfig: string,
@@ -46,7 +51,7 @@ export async function startWebhook(
   const paths = devCertPaths(certDir);
   const ca = readFileSync(paths.caFile);
   const port = fixedPort ?? (await freePort());
-  const child = startProcess(process.execPath, [
+  const args = [
     MAIN,
     'serve',
     `--kubeconfig=${kubeconfig}`,
@@ -58,7 +63,8 @@ export async function startWebhook(
     ...(extraArgs.some((a) => a.startsWith('--namespace')) ? [] : ['--namespace=default']),
     ...(process.env.E2E_DEBUG ? ['--log-level=debug'] : []),
     ...extraArgs,
-  ]);
+  ];
+  const child = startProcess(...withExactEnv(process.execPath, args, { ...baseEnv(), ...deploymentEnv() }));
   const ready = async (): Promise<boolean> => (await httpsGet(port, '/readyz', ca)).status === 200;
   if (waitReady) {
     await waitFor('webhook /readyz', ready, 20_000).catch((error: unknown) => {

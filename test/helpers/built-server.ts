@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
+import { deploymentEnv } from './deployment.mjs';
+import { baseEnv, withExactEnv } from './exact-env.mjs';
 
 export interface BuiltServer {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
@@ -16,7 +18,8 @@ export interface BuiltServer {
 
 /**
  * The built bundle (`dist/bundle/main.js serve`) as its own process on a loopback port, standalone with the
- * fixture classes and a fresh development certificate; killed by its pid when the test ends.
+ * fixture classes and a fresh development certificate, with the Deployment's runtime settings (NODE_OPTIONS,
+ * GLIBC_TUNABLES) and `options.env` as its whole environment; killed by its pid when the test ends.
  */
 export async function startBuiltServer(
   t: Test,
@@ -28,10 +31,8 @@ export async function startBuiltServer(
   const paths = devCertPaths(dir);
   const args = ['dist/bundle/main.js', 'serve', `--tls-cert-file=${paths.certFile}`, `--tls-private-key-file=${paths.keyFile}`];
   args.push('--port=0', '--bind-address=127.0.0.1', '--classes-from=test/fixtures/classes', ...(options.args ?? []));
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KUBECONFIG: '', ...options.env },
-  });
+  const env = { ...baseEnv(), ...deploymentEnv(), ...options.env };
+  const child = spawn(...withExactEnv(process.execPath, args, env), { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
