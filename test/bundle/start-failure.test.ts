@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
+import { deploymentEnv } from '../helpers/deployment.mjs';
+import { baseEnv, withExactEnv } from '../helpers/exact-env.mjs';
 
 /** The fixed time a failed start has to exit in (issue: "within 2 s"); generous next to the ~0.2 s it takes. */
 const EXIT_WITHIN_MS = 2_000;
@@ -44,18 +46,15 @@ interface Exit {
 async function serve(args: readonly string[]): Promise<Exit> {
   const paths = devCertPaths(dir);
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      'dist/bundle/main.js',
-      'serve',
-      `--tls-cert-file=${paths.certFile}`,
-      `--tls-private-key-file=${paths.keyFile}`,
-      '--bind-address=127.0.0.1',
-      ...args,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '', POD_NAMESPACE: '' } },
-  );
+  const serveArgs = [
+    'dist/bundle/main.js',
+    'serve',
+    `--tls-cert-file=${paths.certFile}`,
+    `--tls-private-key-file=${paths.keyFile}`,
+  ];
+  serveArgs.push('--bind-address=127.0.0.1', ...args);
+  const env = { ...baseEnv(), ...deploymentEnv(), KUBECONFIG: '', POD_NAMESPACE: '' };
+  const child = spawn(...withExactEnv(process.execPath, serveArgs, env), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -112,13 +112,14 @@ const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
  * (`deploymentSecurity`), in a mount namespace of its own (`unshare -m`: root only, as the benches' network
  * namespaces are), so that nothing outside that process sees its mounts:
  * - its root is a small tmpfs (mounted on a fresh folder under `dir`) holding the image's files, each bound
- *   read-only from the host; the host's /usr (and the /bin, /lib links into it) stand in for the base image's
- *   libraries, and /proc and /dev are the host's;
+ *   read-only from the host; the host's /usr, /bin and /lib stand in for the base image's libraries, and /proc and
+ *   /dev are the host's;
  * - each secret volume is a tmpfs of its own with the files copied in at the kubelet's default mode (0644), and the
  *   service account's token, `ca.crt` and `namespace` at the kubelet's path; volumes and token are read-only;
  * - the root is made read-only when the manifest says `readOnlyRootFilesystem`;
- * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user and group (setpriv, with no supplementary groups),
- *   with no capability left when the manifest drops ALL and no-new-privileges when it forbids escalation.
+ * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user
+ *   and group (setpriv, with no supplementary groups), with no capability left when the manifest drops ALL and
+ *   no-new-privileges when it forbids escalation.
  * seccomp is not applied. Each step execs in place: the pid spawned is the server's.
  */
 export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): [string, string[]] {
@@ -150,10 +151,15 @@ export function podCommand(identity: PodIdentity, container: PodContainer, dir: 
     'set -e',
     `root=${quote(root)}`,
     'mount -t tmpfs -o size=1m,mode=0755 pod-root "$root"',
-    'mkdir -p "$root/proc" "$root/dev" "$root/etc" "$root/tmp" "$root/home/nonroot"',
+    `mkdir -p "$root/proc" "$root/dev" "$root/etc" "$root/tmp" "$root"${quote(NONROOT_HOME)}`,
     'chmod 1777 "$root/tmp"',
+    // A merged /usr has /bin and /lib as links into it; elsewhere they are folders of their own.
     'for l in bin lib lib64 sbin; do if [ -L "/$l" ]; then ln -s "$(readlink "/$l")" "$root/$l"; fi; done',
-    ...bind('/usr', '/usr'),
+    ...['/usr', '/bin', '/lib', '/lib64', '/sbin'].flatMap((path) => [
+      `if [ ! -L ${path} ] && [ -d ${path} ]; then`,
+      ...bind(path, path),
+      'fi',
+    ]),
     'mount --rbind /proc "$root/proc"',
     'mount --rbind /dev "$root/dev"',
     `printf ${quote(PASSWD)} > "$root/etc/passwd"`,

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { baseEnv, withExactEnv } from './exact-env.mjs';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -12,14 +13,14 @@ export interface CliResult {
 
 /**
  * Runs the built `snapshot-webhook` (npm test builds first) as its own process, in the project folder,
- * bounded in time.
+ * bounded in time, with this process's PATH and HOME and `env` as its whole environment (exact-env.mjs).
  */
 export function runCli(args: readonly string[], input?: string, env: NodeJS.ProcessEnv = {}): CliResult {
-  const result = spawnSync(process.execPath, [MAIN, ...args], {
+  const [command, commandArgs] = withExactEnv(process.execPath, [MAIN, ...args], { ...baseEnv(), KUBECONFIG: '', ...env });
+  const result = spawnSync(command, commandArgs, {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, KUBECONFIG: '', ...env },
     ...(input === undefined ? {} : { input }),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
