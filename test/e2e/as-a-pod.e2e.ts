@@ -1,7 +1,8 @@
-// The webhook as its Deployment runs it: the shipped ServiceAccount and RBAC, the token the apiserver issued for
-// that account at the kubelet's path, the in-cluster environment, a read-only root filesystem, and the
-// Deployment's arguments and runtime settings (as-a-pod.ts); no kubeconfig. Every other suite hands the server a
-// kubeconfig; a pod has none.
+// The webhook as its Deployment runs it (as-a-pod.ts, shipped-container.ts): the image's files as the Containerfile
+// lays them out, the Deployment's arguments, environment and secret volume, its user and group with every
+// capability dropped and no privilege escalation, a read-only root filesystem, the shipped ServiceAccount and RBAC
+// with the token the apiserver issued for that account at the kubelet's path, and the in-cluster environment; no
+// kubeconfig. Every other suite hands the server a kubeconfig; a pod has none.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
