@@ -119,8 +119,8 @@ try {
       const port = await freePort();
       const started = performance.now();
       const container = variant.container(port, certDir);
-      const [command, args] = podCommand(identity, container, dir);
-      const child = spawn(command, args, { stdio: 'ignore' });
+      const start = podCommand(identity, container, dir);
+      const child = spawn(start.command, start.args, { stdio: 'ignore' });
       await waitFor('ready', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000, 5);
       ready.push(performance.now() - started);
       let highest = 0;
@@ -131,6 +131,7 @@ try {
       rss.push(highest);
       process.kill(child.pid as number, 'SIGTERM');
       await new Promise((r) => child.once('exit', r));
+      start.cgroup.remove();
     }
     results.push({
       variant: variant.name,

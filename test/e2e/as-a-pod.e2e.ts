@@ -11,8 +11,8 @@ import { AdmissionregistrationV1Api, CoordinationV1Api, KubeConfig } from '@kube
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
-import { deploymentSecretMounts, deploymentSecurity } from '../helpers/deployment.mjs';
-import { podCommand, podIdentity, type PodContainer, type PodIdentity } from './as-a-pod.js';
+import { deploymentSecretMounts, deploymentSecurity, memoryLimitMb } from '../helpers/deployment.mjs';
+import { podCommand, podIdentity, type PodContainer, type PodIdentity, type PodStart } from './as-a-pod.js';
 import { shippedContainer } from './shipped-container.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
@@ -27,6 +27,7 @@ let cluster: TestCluster | undefined;
 let pod: Started | undefined;
 t.teardown(async () => {
   await pod?.stop();
+  start?.cgroup.remove();
   await cluster?.stop();
   stopAll();
   rmSync(dir, { recursive: true, force: true });
@@ -36,6 +37,7 @@ let kc: KubeConfig;
 let identity: PodIdentity;
 let port: number;
 let container: PodContainer;
+let start: PodStart | undefined;
 let ca: Buffer;
 
 t.before(async () => {
@@ -50,8 +52,8 @@ t.before(async () => {
   ca = readFileSync(devCertPaths(certDir).caFile);
   port = await freePort();
   container = shippedContainer(certDir, port);
-  const [command, commandArgs] = podCommand(identity, container, dir);
-  pod = startProcess(command, commandArgs);
+  start = podCommand(identity, container, dir);
+  pod = startProcess(start.command, start.args);
   await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
     (error: unknown) => {
       throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
@@ -104,6 +106,9 @@ t.test('it runs as the Deployment says: its user, no capabilities, a read-only r
   t.match(options('/var/run/secrets/kubernetes.io/serviceaccount'), /^ro,/, 'the token is mounted read-only');
   for (const { mountPath } of deploymentSecretMounts()) t.match(options(mountPath), /^ro,/, `${mountPath} is read-only`);
   for (const path of Object.keys(container.files)) t.match(options(path), /^ro,/, `the image's ${path}, read-only`);
+  const cgroup = (start as PodStart).cgroup;
+  t.equal(cgroup.limitBytes(), memoryLimitMb() * 2 ** 20, "its memory cgroup has the Deployment's memory limit");
+  t.match(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), cgroup.dir.split('/').at(-1) as string, 'and it is in that cgroup');
 });
 
 t.test('a second default class for a driver is denied through the apiserver; the claim is in the Lease', async (t) => {
@@ -129,6 +134,11 @@ t.test('nothing in its log is a warning or an error', async (t) => {
   );
 });
 
-t.test('SIGTERM: it exits 0', async (t) => {
+t.test('SIGTERM: it exits 0, never having reached its memory limit', async (t) => {
   t.equal(await (pod as Started).stop(), 0);
+  const { cgroup } = start as PodStart;
+  const peak = cgroup.peakBytes();
+  if (peak !== undefined) {
+    t.ok(peak < cgroup.limitBytes(), `peak ${(peak / 2 ** 20).toFixed(1)} MiB charged, of ${memoryLimitMb()} MiB`);
+  }
 });

@@ -3,11 +3,12 @@
 // kubeconfig. The suites and the bench's cluster mode start it this way through `podCommand`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
-import { deploymentSecurity } from '../helpers/deployment.mjs';
+import { deploymentSecurity, memoryLimitMb } from '../helpers/deployment.mjs';
 import type { TestCluster } from './cluster.js';
+import { podCgroup, type PodCgroup } from './pod-cgroup.js';
 
 const BASE = fileURLToPath(new URL('../../manifests/base/', import.meta.url));
 
@@ -107,6 +108,13 @@ const NONROOT_HOME = '/home/nonroot';
 
 const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
+export interface PodStart {
+  readonly command: string;
+  readonly args: string[];
+  /** The pod's memory cgroup: remove it once the process has exited. */
+  readonly cgroup: PodCgroup;
+}
+
 /**
  * The command that runs `container` as the kubelet would, with the manifest's security settings
  * (`deploymentSecurity`), in a mount namespace of its own (`unshare -m`: root only, as the benches' network
@@ -117,15 +125,17 @@ const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
  * - each secret volume is a tmpfs of its own with the files copied in at the kubelet's default mode (0644), and the
  *   service account's token, `ca.crt` and `namespace` at the kubelet's path; volumes and token are read-only;
  * - the root is made read-only when the manifest says `readOnlyRootFilesystem`;
+ * - it runs in a memory cgroup of its own with the container's memory limit (pod-cgroup.ts);
  * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user
  *   and group (setpriv, with no supplementary groups), with no capability left when the manifest drops ALL and
  *   no-new-privileges when it forbids escalation.
  * seccomp is not applied. Each step execs in place: the pid spawned is the server's.
  */
-export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): [string, string[]] {
+export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): PodStart {
   const security = deploymentSecurity();
   const env = podEnv(identity, container).map(quote).join(' ');
   const root = mkdtempSync(join(dir, 'pod-root-'));
+  const cgroup = podCgroup(`snapshot-webhook-${basename(root)}`, memoryLimitMb() * 2 ** 20);
   const user = security.user ?? container.user.user;
   const group = security.group ?? container.user.group;
   const bind = (source: string, target: string): string[] => [
@@ -149,6 +159,7 @@ export function podCommand(identity: PodIdentity, container: PodContainer, dir: 
   ];
   const script = [
     'set -e',
+    `echo $$ > ${quote(cgroup.dir)}/cgroup.procs`,
     `root=${quote(root)}`,
     'mount -t tmpfs -o size=1m,mode=0755 pod-root "$root"',
     `mkdir -p "$root/proc" "$root/dev" "$root/etc" "$root/tmp" "$root"${quote(NONROOT_HOME)}`,
@@ -172,5 +183,9 @@ export function podCommand(identity: PodIdentity, container: PodContainer, dir: 
     'chroot=$(PATH="/usr/sbin:/sbin:$PATH" command -v chroot)',
     `exec "$chroot" "$root" /usr/bin/env -i --chdir=${quote(container.workingDir)} ${env} /usr/bin/setpriv ${setpriv.join(' ')} "$@"`,
   ].join('\n');
-  return ['unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'pod', ...container.command]];
+  return {
+    command: 'unshare',
+    args: ['--mount', '--propagation', 'private', 'sh', '-c', script, 'pod', ...container.command],
+    cgroup,
+  };
 }
