@@ -1,6 +1,8 @@
-// The server as its Deployment's pod runs it: the shipped ServiceAccount and RBAC (manifests/base), a token the
+// A container as its Deployment's pod runs it: the shipped ServiceAccount and RBAC (manifests/base), a token the
 // apiserver issued for that account, mounted where the kubelet mounts it, and the in-cluster environment; no
-// kubeconfig. The suites and the bench's cluster mode start it this way through `podCommand`.
+// kubeconfig. `podCommand` runs a container (for ours, shipped-container.ts) from its image's files in a root of its
+// own, with its secret volumes, as the Deployment's user, without capabilities and under its memory limit. The
+// e2e suite and the bench's cluster mode start it this way.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
