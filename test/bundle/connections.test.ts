@@ -1,6 +1,6 @@
-// Connection abuse against the built server with the Deployment's heap cap (startBuiltServer), loopback only, bounded in count
-// and time: slow headers, slow bodies, an endless chunked body, idle keep-alive and handshake floods. Every
-// process is the test's own and is killed by its pid at the end (startBuiltServer).
+// Connection abuse against the built server with the Deployment's heap cap (startBuiltServer), loopback only,
+// bounded in count and time: slow headers, slow bodies, an endless chunked body, idle keep-alive and handshake
+// floods. Every process is the test's own and is killed by its pid at the end (startBuiltServer).
 import { readFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';

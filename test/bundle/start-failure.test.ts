@@ -51,8 +51,9 @@ async function serve(args: readonly string[]): Promise<Exit> {
     'serve',
     `--tls-cert-file=${paths.certFile}`,
     `--tls-private-key-file=${paths.keyFile}`,
+    '--bind-address=127.0.0.1',
+    ...args,
   ];
-  serveArgs.push('--bind-address=127.0.0.1', ...args);
   const env = { ...baseEnv(), ...deploymentEnv(), KUBECONFIG: '', POD_NAMESPACE: '' };
   const child = spawn(...withExactEnv(process.execPath, serveArgs, env), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
