@@ -12,7 +12,7 @@ import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
 import { deploymentSecretMounts, deploymentSecurity, memoryLimitMb } from '../helpers/deployment.mjs';
-import { podCommand, podIdentity, type PodContainer, type PodIdentity, type PodStart } from './as-a-pod.js';
+import { podCommand, podIdentity, SERVICE_ACCOUNT_DIR, type PodContainer, type PodIdentity, type PodStart } from './as-a-pod.js';
 import { shippedContainer } from './shipped-container.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
@@ -103,7 +103,7 @@ t.test('it runs as the Deployment says: its user, no capabilities, a read-only r
   const mounts = readFileSync(`/proc/${pid}/mounts`, 'utf8').split('\n');
   const options = (path: string): string | undefined => mounts.find((l) => l.split(' ')[1] === path)?.split(' ')[3];
   t.match(options('/'), /^ro,/, 'its / is read-only');
-  t.match(options('/var/run/secrets/kubernetes.io/serviceaccount'), /^ro,/, 'the token is mounted read-only');
+  t.match(options(SERVICE_ACCOUNT_DIR), /^ro,/, 'the token is mounted read-only');
   for (const { mountPath } of deploymentSecretMounts()) t.match(options(mountPath), /^ro,/, `${mountPath} is read-only`);
   for (const path of Object.keys(container.files)) t.match(options(path), /^ro,/, `the image's ${path}, read-only`);
   const cgroup = (start as PodStart).cgroup;

@@ -25,7 +25,7 @@ function shippedIdentity(): KubernetesObject[] {
 }
 
 /** Where the kubelet mounts a pod's service account token (client-node's in-cluster config reads it there). */
-const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface PodIdentity {
   /** The namespace the manifests put the webhook in (the pod's POD_NAMESPACE). */
@@ -95,8 +95,8 @@ export interface PodContainer {
 
 /**
  * A container's environment: the image's and the manifest's values and the in-cluster variables, over a PATH and
- * the HOME of the base image's user; nothing else. `env -i` sets it: tap's process-info wrapper adds its own
- * `--import` to NODE_OPTIONS in the environment of every process a test spawns, which a pod would not have.
+ * the HOME of the base image's user; nothing else. `env -i` sets it inside the root, for the reason
+ * test/helpers/exact-env.mjs gives (tap's `--import` in every child's NODE_OPTIONS).
  */
 function podEnv(identity: PodIdentity, container: PodContainer): string[] {
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: NONROOT_HOME, ...container.env, ...identity.env };
