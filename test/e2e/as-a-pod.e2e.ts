@@ -86,9 +86,17 @@ t.test('it runs as the Deployment says: its user, no capabilities, a read-only r
   const pid = (pod as Started).child.pid as number;
   const security = deploymentSecurity();
   t.same(
-    [security.user, security.group, security.readOnlyRoot, security.noNewPrivileges, security.dropAllCapabilities],
-    [65532, 65532, true, true, true],
-    'manifests/base/deployment.yaml: user and group 65532, a read-only root, no escalation, every capability dropped',
+    [
+      security.user,
+      security.group,
+      security.readOnlyRoot,
+      security.noNewPrivileges,
+      security.dropAllCapabilities,
+      security.seccompProfile,
+    ],
+    [65532, 65532, true, true, true, 'RuntimeDefault'],
+    'manifests/base/deployment.yaml: user and group 65532, a read-only root, no escalation, every capability ' +
+      'dropped, the runtime default seccomp profile',
   );
   const status = Object.fromEntries(
     readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -100,6 +108,8 @@ t.test('it runs as the Deployment says: its user, no capabilities, a read-only r
   t.equal(status.Groups?.trim(), '', 'no supplementary groups');
   for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) t.equal(status[set], '0000000000000000', `${set} empty`);
   t.equal(status.NoNewPrivs, '1', 'no privilege escalation');
+  t.equal(status.Seccomp, '2', 'a seccomp filter is on (mode 2, filter)');
+  t.equal(status.Seccomp_filters, '1', 'one filter: the RuntimeDefault profile');
   const mounts = readFileSync(`/proc/${pid}/mounts`, 'utf8').split('\n');
   const options = (path: string): string | undefined => mounts.find((l) => l.split(' ')[1] === path)?.split(' ')[3];
   t.match(options('/'), /^ro,/, 'its / is read-only');

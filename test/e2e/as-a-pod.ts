@@ -1,8 +1,8 @@
 // A container as its Deployment's pod runs it: the shipped ServiceAccount and RBAC (manifests/base), a token the
 // apiserver issued for that account, mounted where the kubelet mounts it, and the in-cluster environment; no
 // kubeconfig. `podCommand` runs a container (for ours, shipped-container.ts) from its image's files in a root of its
-// own, with its secret volumes, as the Deployment's user, without capabilities and under its memory limit. The
-// e2e suite and the bench's cluster mode start it this way.
+// own, with its secret volumes, as the Deployment's user, without capabilities, under its memory limit and its
+// seccomp profile. The e2e suite and the bench's cluster mode start it this way.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -11,6 +11,7 @@ import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type Kubernete
 import { deploymentSecurity, memoryLimitMb } from '../helpers/deployment.mjs';
 import type { TestCluster } from './cluster.js';
 import { podCgroup, type PodCgroup } from './pod-cgroup.js';
+import { runtimeDefaultSeccomp, SECCOMP_LOADER } from './pod-seccomp.js';
 
 const BASE = fileURLToPath(new URL('../../manifests/base/', import.meta.url));
 
@@ -130,11 +131,19 @@ export interface PodStart {
  * - it runs in a memory cgroup of its own with the container's memory limit (pod-cgroup.ts);
  * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user
  *   and group (setpriv, with no supplementary groups), with no capability left when the manifest drops ALL and
- *   no-new-privileges when it forbids escalation.
- * seccomp is not applied. Each step execs in place: the pid spawned is the server's.
+ *   no-new-privileges when it forbids escalation;
+ * - last, as runc does, its seccomp profile is loaded: RuntimeDefault as CRI-O applies it (pod-seccomp.ts).
+ * Each step execs in place: the pid spawned is the server's.
  */
 export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): PodStart {
   const security = deploymentSecurity();
+  if (!security.dropAllCapabilities || security.addedCapabilities.length > 0) {
+    throw new Error('podCommand models a container that drops ALL capabilities and adds none, as manifests/base does');
+  }
+  if (security.seccompProfile !== 'RuntimeDefault') {
+    throw new Error(`podCommand models seccompProfile RuntimeDefault; the manifest has ${security.seccompProfile}`);
+  }
+  const seccomp = JSON.stringify(runtimeDefaultSeccomp([]));
   const env = podEnv(identity, container).map(quote).join(' ');
   const root = mkdtempSync(join(dir, 'pod-root-'));
   const cgroup = podCgroup(`snapshot-webhook-${basename(root)}`, memoryLimitMb() * 2 ** 20);
@@ -157,7 +166,8 @@ export function podCommand(identity: PodIdentity, container: PodContainer, dir: 
     `--regid=${group}`,
     '--clear-groups',
     ...(security.noNewPrivileges ? ['--no-new-privs'] : []),
-    ...(security.dropAllCapabilities ? ['--inh-caps=-all', '--bounding-set=-all'] : []),
+    '--inh-caps=-all',
+    '--bounding-set=-all',
   ];
   const script = [
     'set -e',
@@ -183,7 +193,7 @@ export function podCommand(identity: PodIdentity, container: PodContainer, dir: 
     ...(security.readOnlyRoot ? ['mount -o remount,ro "$root"'] : []),
     // The container's PATH has no sbin, where chroot is.
     'chroot=$(PATH="/usr/sbin:/sbin:$PATH" command -v chroot)',
-    `exec "$chroot" "$root" /usr/bin/env -i --chdir=${quote(container.workingDir)} ${env} /usr/bin/setpriv ${setpriv.join(' ')} "$@"`,
+    `exec "$chroot" "$root" /usr/bin/env -i --chdir=${quote(container.workingDir)} ${env} /usr/bin/setpriv ${setpriv.join(' ')} /usr/bin/python3 -I -c ${quote(SECCOMP_LOADER)} ${quote(seccomp)} "$@"`,
   ].join('\n');
   return {
     command: 'unshare',

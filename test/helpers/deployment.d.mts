@@ -10,5 +10,7 @@ export declare function deploymentSecurity(): {
   readOnlyRoot: boolean;
   noNewPrivileges: boolean;
   dropAllCapabilities: boolean;
+  addedCapabilities: string[];
+  seccompProfile: string | undefined;
 };
 export declare function deploymentSecretMounts(): { mountPath: string; secretName: string }[];

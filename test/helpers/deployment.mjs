@@ -53,6 +53,8 @@ export function deploymentSecurity() {
     readOnlyRoot: context.readOnlyRootFilesystem === true,
     noNewPrivileges: context.allowPrivilegeEscalation === false,
     dropAllCapabilities: (context.capabilities?.drop ?? []).includes('ALL'),
+    addedCapabilities: context.capabilities?.add ?? [],
+    seccompProfile: context.seccompProfile?.type,
   };
 }
 
