@@ -6,22 +6,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  ApiextensionsV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  loadAllYaml,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { podCommand, podIdentity, type PodContainer } from '../e2e/as-a-pod.js';
 import { shippedContainer } from '../e2e/shipped-container.js';
 import { startCluster } from '../e2e/cluster.js';
+import { installCrds, untilServedFromCache } from '../e2e/crds.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** From run.mjs: runs, and the upstream webhook's binary. */
 const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; upstream?: string };
 const runs = settings.runs ?? 3;
@@ -79,19 +72,9 @@ const cluster = await startCluster(dir);
 try {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
-  const extensions = kc.makeApiClient(ApiextensionsV1Api);
-  for (const crd of loadAllYaml(readFileSync(`${ROOT}test/e2e/untyped-crds/crds.yaml`, 'utf8')) as V1CustomResourceDefinition[]) {
-    await extensions.createCustomResourceDefinition({ body: crd });
-  }
+  await installCrds(kc, 'untyped');
+  await untilServedFromCache(kc, 'untyped');
   const custom = kc.makeApiClient(CustomObjectsApi);
-  await waitFor(
-    'CRDs served',
-    async () => {
-      await custom.listClusterCustomObject({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses' });
-      return true;
-    },
-    30_000,
-  );
   for (let i = 0; i < 100; i++) {
     const annotations = i < 10 ? { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } : {};
     await custom.createClusterCustomObject({

@@ -11,6 +11,7 @@ import t from 'tap';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { BOUNDS } from '../../src/limits/bounds.js';
+import { baseEnv, withExactEnv } from '../helpers/exact-env.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
@@ -52,12 +53,12 @@ t.teardown(async () => {
 });
 
 function audit(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [MAIN, 'audit', ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, KUBECONFIG: '', ...env },
+  const [command, commandArgs] = withExactEnv(process.execPath, [MAIN, 'audit', ...args], {
+    ...baseEnv(),
+    KUBECONFIG: '',
+    ...env,
   });
+  const r = spawnSync(command, commandArgs, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
+import { runCli } from '../helpers/cli.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, wireConversion } from './crds.js';
 import { kube } from './kube.js';
@@ -172,13 +173,7 @@ t.test('two defaults already present', { skip }, async (t) => {
   quoted(t, 'a third default', third);
   const warned = kubectl(['label', 'volumesnapshotclass', 'first', 'touched=yes']).stderr.trim();
   quoted(t, 'an update of one of the two', warned);
-  const audit = spawnSync(
-    process.execPath,
-    ['dist/bundle/main.js', 'audit', `--kubeconfig=${(cluster as TestCluster).kubeconfig}`],
-    {
-      encoding: 'utf8',
-    },
-  );
+  const audit = runCli(['audit', `--kubeconfig=${(cluster as TestCluster).kubeconfig}`]);
   const line = audit.stdout.split('\n').find((l) => l.startsWith('defaults:')) ?? '(none)';
   quoted(t, 'audit', line);
 });
