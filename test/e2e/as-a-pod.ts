@@ -130,10 +130,11 @@ export interface PodStart {
  * - the root is made read-only when the manifest says `readOnlyRootFilesystem`;
  * - it runs in a memory cgroup of its own with the container's memory limit (pod-cgroup.ts);
  * - it runs from the image's WORKDIR with the container's environment alone (`podEnv`), as the manifest's user
- *   and group (setpriv, with no supplementary groups), with no capability left when the manifest drops ALL and
+ *   and group (setpriv, with no supplementary groups), with no capability left (the manifest drops ALL) and
  *   no-new-privileges when it forbids escalation;
  * - last, as runc does, its seccomp profile is loaded: RuntimeDefault as CRI-O applies it (pod-seccomp.ts).
- * Each step execs in place: the pid spawned is the server's.
+ * A manifest that keeps a capability or names another seccomp profile is not modelled: the call throws. Each step
+ * execs in place: the pid spawned is the server's.
  */
 export function podCommand(identity: PodIdentity, container: PodContainer, dir: string): PodStart {
   const security = deploymentSecurity();
