@@ -1,6 +1,8 @@
 # Loads an OCI seccomp filter (runtime-spec `linux.seccomp`, as pod-seccomp.ts builds it) the way runc does, then
 # execs the container's command in place: `python3 -I -c "$(cat seccomp-exec.py)" FILTER_JSON COMMAND ARGS...`.
-# It runs last, after setpriv, as runc applies the filter last; the filter holds across exec.
+# It runs last, after setpriv, as runc applies the filter last; the filter holds across exec. libseccomp sets
+# no_new_privs as it loads a filter without CAP_SYS_ADMIN, which the Deployment (allowPrivilegeEscalation: false)
+# sets anyway.
 import json
 import os
 import sys
