@@ -150,7 +150,7 @@ export function writeReport(report) {
     '',
     ...(cluster?.variants ?? []).map(
       (v) =>
-        `Cluster mode (real kube-apiserver, ${cluster.classes} classes, informers synced, run as a pod: the image's files as user 65532, the shipped ServiceAccount's token, no kubeconfig), ${v.variant}: RSS ${cell(v.rssMb)} MB (the highest of a reading a second in the ${cluster.idleSeconds} s after ready), start to ready ${cell(v.startToReadyMs)} ms.`,
+        `Cluster mode (real kube-apiserver, ${cluster.classes} classes, informers synced, run as a pod: the image's files as user 65532 under RuntimeDefault seccomp, the shipped ServiceAccount's token, no kubeconfig), ${v.variant}: RSS ${cell(v.rssMb)} MB (the highest of a reading a second in the ${cluster.idleSeconds} s after ready), start to ready ${cell(v.startToReadyMs)} ms.`,
     ),
     ...(cluster?.error ? [`Cluster mode: not measured: ${cluster.error.split('\n')[0]}`] : []),
     '',
