@@ -16,7 +16,7 @@ import { podCommand, podIdentity, SERVICE_ACCOUNT_DIR, type PodContainer, type P
 import { shippedContainer } from './shipped-container.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
-import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { freePort, startProcess, stopAll, waitWhileRunning, type Started } from './processes.js';
 import { klass, rejection, snapshotObjects, VSCLASS } from './snapshot-objects.js';
 import { httpsGet, untilCalled, webhookConfiguration } from './webhook.js';
 
@@ -54,11 +54,10 @@ t.before(async () => {
   container = shippedContainer(certDir, port);
   start = podCommand(identity, container, dir);
   pod = startProcess(start.command, start.args);
-  await waitFor('the pod /readyz', async () => (await httpsGet(port, '/readyz', ca)).status === 200, 30_000).catch(
-    (error: unknown) => {
-      throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
-    },
-  );
+  const ready = async (): Promise<boolean> => (await httpsGet(port, '/readyz', ca)).status === 200;
+  await waitWhileRunning(pod, 'the pod /readyz', ready, 30_000).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}\n${pod?.output().slice(-3000)}`);
+  });
   await kc
     .makeApiClient(AdmissionregistrationV1Api)
     .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, ca.toString('base64')) as never });

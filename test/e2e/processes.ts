@@ -62,6 +62,25 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * waitFor, given up as soon as `started` exits: a process that died while starting fails its wait at once, with
+ * its exit code or signal, instead of at the deadline.
+ */
+export function waitWhileRunning(
+  started: Started,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const { child } = started;
+  const exited = new Promise<never>((_, reject) => {
+    const fail = (): void => reject(new Error(`${what}: the process exited (${child.exitCode ?? child.signalCode})`));
+    if (child.exitCode !== null || child.signalCode !== null) fail();
+    else child.once('exit', fail);
+  });
+  return Promise.race([waitFor(what, check, timeoutMs), exited]);
+}
+
 /** Polls until check() resolves true, or throws after the deadline with the reason. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
