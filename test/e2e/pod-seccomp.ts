@@ -1,8 +1,8 @@
 // The pod's `seccompProfile: RuntimeDefault`, as CRI-O (MicroShift's and OpenShift's runtime) applies it: the
 // default profile of containers/common, which Debian's golang-github-containers-common installs at
 // /usr/share/containers/seccomp.json, turned into the OCI runtime spec's `linux.seccomp` for this machine's
-// architecture and the container's capabilities, the way containers/common's `setupSeccomp` does. seccomp-exec.py
-// loads the result as runc would.
+// architecture and the container's capabilities, the way containers/common's `setupSeccomp` does (with moby's
+// reading of `minKernel`, which that profile does not use). seccomp-exec.py loads the result as runc would.
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, release } from 'node:os';
 
