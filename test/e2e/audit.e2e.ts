@@ -2,7 +2,6 @@
 // cluster where they predate it), each kind read once at one version it serves, in pages, with RBAC that forbids
 // one kind. On 1.36 (upstream's v8.6.0 CRDs, CEL live) a snapshot with two sources cannot be stored, so the object
 // that predates the webhook is a content whose reference names no snapshot, which CEL lets through.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,14 +10,13 @@ import t from 'tap';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1ClusterRole } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { BOUNDS } from '../../src/limits/bounds.js';
-import { baseEnv, withExactEnv } from '../helpers/exact-env.mjs';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { stopAll } from './processes.js';
 import { klass, NS, snapshotObjects, VGSCLASS, VS, VSC, VSCLASS } from './snapshot-objects.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
 const SNAPSHOTS = BOUNDS.pageSize * 2 + 1;
 /** The object that predates the webhook and that it would deny, and the start of its finding. */
 const defect = kube.celLive
@@ -52,14 +50,8 @@ t.teardown(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function audit(args: readonly string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
-  const [command, commandArgs] = withExactEnv(process.execPath, [MAIN, 'audit', ...args], {
-    ...baseEnv(),
-    KUBECONFIG: '',
-    ...env,
-  });
-  const r = spawnSync(command, commandArgs, { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+function audit(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliResult {
+  return runCli(['audit', ...args], undefined, env, { timeoutMs: 120_000, maxBuffer: 64 * 1024 * 1024 });
 }
 
 t.before(async () => {

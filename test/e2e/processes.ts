@@ -73,19 +73,29 @@ export function waitWhileRunning(
   timeoutMs: number,
 ): Promise<void> {
   const { child } = started;
-  const exited = new Promise<never>((_, reject) => {
-    const fail = (): void => reject(new Error(`${what}: the process exited (${child.exitCode ?? child.signalCode})`));
-    if (child.exitCode !== null || child.signalCode !== null) fail();
-    else child.once('exit', fail);
-  });
-  return Promise.race([waitFor(what, check, timeoutMs), exited]);
+  const gone = (): string | undefined =>
+    child.exitCode === null && child.signalCode === null
+      ? undefined
+      : `the process exited (${child.exitCode ?? child.signalCode})`;
+  return waitFor(what, check, timeoutMs, 100, gone);
 }
 
-/** Polls until check() resolves true, or throws after the deadline with the reason. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+/**
+ * Polls until check() resolves true, or throws after the deadline with the reason; at once when `gone` gives a
+ * reason to stop waiting.
+ */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 100,
+  gone: () => string | undefined = () => undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
+    const reason = gone();
+    if (reason !== undefined) throw new Error(`${what}: ${reason}`);
     try {
       if (await check()) return;
     } catch (error) {
