@@ -98,6 +98,7 @@ export async function waitFor(
     if (reason !== undefined) throw new Error(`${what}: ${reason}`);
     try {
       if (await check()) return;
+      last = undefined;
     } catch (error) {
       last = error;
     }

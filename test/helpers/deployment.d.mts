@@ -4,13 +4,19 @@ export declare function deploymentEnv(): Record<string, string>;
 export declare function deploymentArgs(paths: { cert: string; key: string } | undefined, port: number | string): string[];
 export declare function memoryLimitMb(): number;
 export declare function gracePeriodMs(): number;
-export declare function deploymentSecurity(): {
-  user: number | undefined;
-  group: number | undefined;
+/** The container's security settings (deploymentSecurity). */
+export interface DeploymentSecurity {
+  runAsUser: number | undefined;
+  runAsGroup: number | undefined;
+  runAsNonRoot: boolean;
+  fsGroup: number | undefined;
+  supplementalGroups: number[];
   readOnlyRoot: boolean;
   noNewPrivileges: boolean;
   dropAllCapabilities: boolean;
   addedCapabilities: string[];
   seccompProfile: string | undefined;
-};
+}
+/** `pod`: a pod template's spec; manifests/base/deployment.yaml's when not given. */
+export declare function deploymentSecurity(pod?: object): DeploymentSecurity;
 export declare function deploymentSecretMounts(): { mountPath: string; secretName: string }[];

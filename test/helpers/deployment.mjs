@@ -42,14 +42,17 @@ export function deploymentArgs(paths, port) {
 
 /**
  * The container's security settings as the kubelet applies them: the pod's securityContext with the container's
- * over it. `user` and `group` are undefined where the manifest leaves them to the image.
+ * over it. `runAsUser` and `runAsGroup` are undefined where the manifest leaves them to the image. `pod` is the pod
+ * template's spec, manifests/base/deployment.yaml's unless given (an overlay's, rendered).
  */
-export function deploymentSecurity() {
-  const pod = deploymentPod();
+export function deploymentSecurity(pod = deploymentPod()) {
   const context = { ...pod.securityContext, ...pod.containers[0].securityContext };
   return {
-    user: context.runAsUser,
-    group: context.runAsGroup,
+    runAsUser: context.runAsUser,
+    runAsGroup: context.runAsGroup,
+    runAsNonRoot: context.runAsNonRoot === true,
+    fsGroup: pod.securityContext?.fsGroup,
+    supplementalGroups: pod.securityContext?.supplementalGroups ?? [],
     readOnlyRoot: context.readOnlyRootFilesystem === true,
     noNewPrivileges: context.allowPrivilegeEscalation === false,
     dropAllCapabilities: (context.capabilities?.drop ?? []).includes('ALL'),
