@@ -56,11 +56,12 @@ const LIMITS = [
   '--ulimit=nproc=4096',
 ];
 
-/** podman with its storage, state and events in `work`: nothing outside it is touched. */
+/** podman with its storage and state in `work` (only its blob cache is in /var/lib/containers). */
 function podman(args, options = {}) {
   const global = [
     `--root=${work}/storage`,
     `--runroot=${work}/run`,
+    `--tmpdir=${work}/libpod`,
     '--storage-driver=overlay',
     '--cgroup-manager=cgroupfs',
     '--events-backend=none',
@@ -178,15 +179,18 @@ async function untilReady(port, ca) {
   return false;
 }
 
-/** Every file under `dir` in the image, read by the image's own Node (it has no shell). */
-function imageFiles(dir) {
-  const list =
-    "const {readdirSync}=require('node:fs');const walk=(d)=>readdirSync(d,{withFileTypes:true})" +
-    ".flatMap((e)=>e.isDirectory()?walk(d+'/'+e.name):[d+'/'+e.name]);console.log(walk(process.argv[1]).join('\\n'))";
-  return podman(['run', '--rm', '--network=none', ...LIMITS, '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', list, dir])
+/** What a script run by the image's own Node prints (the image has no shell), its lines. */
+function inImage(script, ...args) {
+  const run = ['run', '--rm', '--network=none', ...LIMITS, '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', script];
+  return podman([...run, ...args])
     .trim()
     .split('\n');
 }
+
+/** Every file under a folder, as `inImage` lists it. */
+const WALK =
+  "const {readdirSync}=require('node:fs');const walk=(d)=>readdirSync(d,{withFileTypes:true})" +
+  ".flatMap((e)=>e.isDirectory()?walk(d+'/'+e.name):[d+'/'+e.name]);console.log(walk(process.argv[1]).join('\\n'))";
 
 const status = (pid) =>
   Object.fromEntries(
@@ -235,7 +239,9 @@ try {
     JSON.stringify(config.Config.Entrypoint) === '["/nodejs/bin/node","dist/bundle/main.js"]',
     `ENTRYPOINT the bundle on the base's Node (${JSON.stringify(config.Config.Entrypoint)})`,
   );
-  const files = imageFiles('/app');
+  const [version] = inImage('console.log(process.versions.node)');
+  check(version === process.versions.node, `the image runs the pinned Node (${version})`);
+  const files = inImage(WALK, '/app');
   const bundle = readdirSync(join(root, 'dist/bundle'), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join('/app/dist/bundle', e.parentPath.slice(join(root, 'dist/bundle').length), e.name))

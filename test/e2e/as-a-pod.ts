@@ -129,8 +129,8 @@ export interface PodStart {
 
 /**
  * The command that runs `container` as the kubelet would, with the manifest's security settings
- * (`deploymentSecurity`, the base's unless given), in a mount namespace of its own (`unshare -m`: root only, as the benches' network
- * namespaces are), so that nothing outside that process sees its mounts:
+ * (`deploymentSecurity`, the base's unless given), in a mount namespace of its own (`unshare -m`: root only, as the
+ * benches' network namespaces are), so that nothing outside that process sees its mounts:
  * - its root is a small tmpfs (mounted on a fresh folder under `dir`) holding the image's files, each bound
  *   read-only from the host; the host's /usr, /bin and /lib stand in for the base image's libraries, and /proc and
  *   /dev are the host's;
