@@ -2,7 +2,8 @@
 // context .dockerignore lets through, `npm ci` and `npm run build` in the build stage, the last stage's COPY, USER
 // and ENTRYPOINT) and runs it as manifests/base/deployment.yaml does (its user and group, a read-only root, every
 // capability dropped, no privilege escalation, the runtime's default seccomp profile, the memory limit, the
-// environment and arguments, the certificates as a read-only volume), on loopback only.
+// environment and arguments, the certificates as a read-only volume), on loopback only. It serves the fixture
+// classes (`--classes-from`) instead of a cluster's: as-a-pod.e2e runs the cluster mode against real apiservers.
 //
 // No registry for the two base images is reachable here, so both are stand-ins built first and tagged with the
 // Containerfile's names: Debian 12 (debootstrap, minbase, with ca-certificates), plus
@@ -11,7 +12,8 @@
 // - for `distroless/nodejs24-debian12:nonroot`: the pinned Node at /nodejs/bin/node, the user nonroot (65532),
 //   its home as WORKDIR, no shell, USER 65532 and Node as ENTRYPOINT, as distroless sets them.
 // What this cannot show: anything of the real bases beyond those (their libraries' versions, distroless's smaller
-// file set). podman keeps everything under one temporary folder (vfs storage), removed at the end.
+// file set). podman keeps its images, containers and state under one temporary folder (overlay storage), removed
+// at the end.
 // Prints `image: N passed, N failed`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {

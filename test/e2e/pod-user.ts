@@ -8,9 +8,9 @@
 // - the kubelet hands on the pod's supplementalGroups and fsGroup as supplemental groups;
 // - runc sets HOME, when the environment has none, from the user's entry in the container's /etc/passwd;
 // - the kubelet writes secret and projected volumes' files as root, 0644 (no defaultMode in the manifest); the
-//   projected service account token is 0600 and the pod's user's when every container has the same runAsUser
-//   (`FsUserFrom`) or the pod has an fsGroup; with an fsGroup, `SetVolumeOwnership` gives every file that group
-//   and group read (read-only volumes), and folders group read and search and set-group-ID.
+//   projected service account token is 0600 when every container has the same runAsUser (`FsUserFrom`) or the
+//   pod has an fsGroup, and then belongs to that user if there is one; with an fsGroup, `SetVolumeOwnership` gives
+//   every file that group and group read (read-only volumes), and folders group read and search and set-group-ID.
 // The image's /etc/passwd and /etc/group are taken to be root's, 0644, as distroless ships them: CRI-O leaves a
 // file the user could write alone.
 
