@@ -2,8 +2,13 @@
 // context .dockerignore lets through, `npm ci` and `npm run build` in the build stage, the last stage's COPY, USER
 // and ENTRYPOINT) and runs it as manifests/base/deployment.yaml does (its user and group, a read-only root, every
 // capability dropped, no privilege escalation, the runtime's default seccomp profile, the memory limit, the
-// environment and arguments, the certificates as a read-only volume), on loopback only. It serves the fixture
-// classes (`--classes-from`) instead of a cluster's: as-a-pod.e2e runs the cluster mode against real apiservers.
+// environment, arguments and port, the certificates as a read-only volume). It serves the fixture classes
+// (`--classes-from`) instead of a cluster's: as-a-pod.e2e runs the cluster mode against real apiservers.
+//
+// The script runs in a network namespace of its own where only loopback exists (test/helpers/netns.mjs), so the
+// server listens on every interface as the Deployment says and is reachable from nothing else. Only what needs the
+// network (debootstrap from Debian's mirror, npm 11 and the build stage's `npm ci` from the npm registry) runs in
+// the namespace the script was started in.
 //
 // No registry for the two base images is reachable here, so both are stand-ins built first and tagged with the
 // Containerfile's names: Debian 12 (debootstrap, minbase, with ca-certificates), plus
@@ -29,10 +34,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitReady } from '../bench/servers.mjs';
 import { check, summary } from '../helpers/checks.mjs';
 import {
   deploymentArgs,
@@ -42,12 +47,20 @@ import {
   gracePeriodMs,
   memoryLimitMb,
 } from '../helpers/deployment.mjs';
+import { reexecInNetns } from '../helpers/netns.mjs';
+
+reexecInNetns((reason) => {
+  check(false, reason);
+  summary('image');
+});
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sw-podman-'));
 const IMAGE = 'localhost/snapshot-webhook:image-test';
 const CONTAINER = 'snapshot-webhook-image-test';
 const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** The network namespace the script was started in: its parent's, outside the one reexecInNetns made. */
+const OUTSIDE = ['nsenter', `--net=/proc/${process.ppid}/ns/net`];
 /**
  * Resource limits the container may have here. podman's defaults (open files and processes 1,048,576) are above
  * what this machine lets even root set (it drops CAP_SYS_RESOURCE): open files at this machine's own hard limit,
@@ -58,8 +71,11 @@ const LIMITS = [
   '--ulimit=nproc=4096',
 ];
 
-/** podman with its storage and state in `work` (only its blob cache is in /var/lib/containers). */
-function podman(args, options = {}) {
+/**
+ * podman with its storage and state in `work` (only its blob cache is in /var/lib/containers); `outside`: in the
+ * namespace the script was started in, for a build that needs the network.
+ */
+function podman(args, { outside = false } = {}) {
   const global = [
     `--root=${work}/storage`,
     `--runroot=${work}/run`,
@@ -70,7 +86,8 @@ function podman(args, options = {}) {
     // runc: crun 1.8 refuses this machine's hybrid cgroups (v1 controllers, and v2 mounted beside them).
     '--runtime=runc',
   ];
-  const r = spawnSync('podman', [...global, ...args], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, ...options });
+  const command = [...(outside ? OUTSIDE : []), 'podman', ...global, ...args];
+  const r = spawnSync(command[0], command.slice(1), { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   if (r.status !== 0) throw new Error(`podman ${args.join(' ')}: ${r.status}\n${(r.stderr ?? '').slice(-3000)}`);
   return r.stdout;
 }
@@ -85,8 +102,16 @@ function bases() {
 function standIns() {
   const debian = join(work, 'debian');
   execFileSync(
-    'debootstrap',
-    ['--variant=minbase', '--include=ca-certificates', 'bookworm', debian, 'http://deb.debian.org/debian'],
+    OUTSIDE[0],
+    [
+      ...OUTSIDE.slice(1),
+      'debootstrap',
+      '--variant=minbase',
+      '--include=ca-certificates',
+      'bookworm',
+      debian,
+      'http://deb.debian.org/debian',
+    ],
     { stdio: 'pipe', timeout: 600_000 },
   );
   const tar = join(work, 'debian.tar');
@@ -98,9 +123,8 @@ function standIns() {
   mkdirSync(context);
   cpSync(realpathSync(process.execPath), join(context, 'node'));
   // npm 11, the major Node 24 bundles, from the npm registry (its package holds its own dependencies).
-  const tarball = execFileSync('npm', ['pack', 'npm@11', '--silent', `--pack-destination=${context}`], {
-    encoding: 'utf8',
-  }).trim();
+  const pack = [...OUTSIDE.slice(1), 'npm', 'pack', 'npm@11', '--silent', `--pack-destination=${context}`];
+  const tarball = execFileSync(OUTSIDE[0], pack, { encoding: 'utf8' }).trim();
   execFileSync('tar', ['-xzf', join(context, tarball), '-C', context]);
   renameSync(join(context, 'package'), join(context, 'npm'));
   const [build, run] = bases();
@@ -132,17 +156,8 @@ function standIns() {
   podman(['build', '--pull=never', '-t', run, '-f', join(context, 'run.Containerfile'), context]);
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function https(port, ca, path, body) {
+/** POSTs `body` over HTTPS to the server on loopback; resolves with the status and the answer's text. */
+function post(port, ca, path, body) {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -150,9 +165,9 @@ function https(port, ca, path, body) {
         port,
         path,
         ca,
-        servername: 'localhost.x.svc',
-        method: body === undefined ? 'GET' : 'POST',
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        servername: 'localhost',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         timeout: 2000,
       },
       (res) => {
@@ -166,19 +181,6 @@ function https(port, ca, path, body) {
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.end(body);
   });
-}
-
-async function untilReady(port, ca) {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const ok = await https(port, ca, '/readyz').then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return true;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return false;
 }
 
 /** What a script run by the image's own Node prints (the image has no shell), its lines. */
@@ -220,18 +222,21 @@ try {
   // only (a mount is in no layer of the image).
   const npmrc = join(work, 'npmrc');
   writeFileSync(npmrc, `cafile=${HOST_CA_BUNDLE}\n`);
-  podman([
-    'build',
-    '--pull=never',
-    '--network=host',
-    `--volume=${HOST_CA_BUNDLE}:${HOST_CA_BUNDLE}:ro`,
-    `--volume=${npmrc}:/usr/local/etc/npmrc:ro`,
-    '-t',
-    IMAGE,
-    '-f',
-    join(root, 'Containerfile'),
-    root,
-  ]);
+  podman(
+    [
+      'build',
+      '--pull=never',
+      '--network=host',
+      `--volume=${HOST_CA_BUNDLE}:${HOST_CA_BUNDLE}:ro`,
+      `--volume=${npmrc}:/usr/local/etc/npmrc:ro`,
+      '-t',
+      IMAGE,
+      '-f',
+      join(root, 'Containerfile'),
+      root,
+    ],
+    { outside: true },
+  );
   check(true, 'the Containerfile builds: npm ci and npm run build in the build stage, the last stage from it');
 
   const [config] = JSON.parse(podman(['image', 'inspect', IMAGE]));
@@ -255,15 +260,11 @@ try {
 
   // Run it as the Deployment does.
   const security = deploymentSecurity();
-  const port = await freePort();
+  // The manifest's own arguments and port: in this namespace nothing else listens.
+  const args = deploymentArgs(undefined);
+  const port = Number(args.find((a) => a.startsWith('--port='))?.slice('--port='.length));
   const certs = join(work, 'certs');
-  execFileSync(
-    process.execPath,
-    [join(root, 'dist/bundle/main.js'), 'certs', '--out', certs, '--service', 'localhost', '--namespace', 'x'],
-    {
-      stdio: 'pipe',
-    },
-  );
+  execFileSync(process.execPath, [join(root, 'dist/certs/ensure-dev-certs.js'), certs], { stdio: 'pipe' });
   // As the kubelet writes a secret volume: every file 0644 (the manifest sets no defaultMode).
   for (const name of readdirSync(certs)) chmodSync(join(certs, name), 0o644);
   const ca = readFileSync(join(certs, 'ca.crt'));
@@ -283,12 +284,15 @@ try {
     `--volume=${certs}:${mount.mountPath}:ro`,
     `--volume=${join(root, 'test/fixtures/classes')}:/classes:ro`,
     IMAGE,
-    ...deploymentArgs(undefined, port),
-    '--bind-address=127.0.0.1',
+    ...args,
     '--classes-from=/classes',
   ];
   podman(run);
-  check(await untilReady(port, ca), 'it starts and /readyz answers 200 over HTTPS');
+  const ready = await waitReady(port, ca, performance.now()).then(
+    () => true,
+    () => false,
+  );
+  check(ready, `it starts and /readyz answers 200 over HTTPS on the Deployment's port ${port}`);
 
   const [state] = JSON.parse(podman(['container', 'inspect', CONTAINER]));
   const s = status(state.State.Pid);
@@ -301,7 +305,7 @@ try {
   const fixture = JSON.parse(
     readFileSync(join(root, 'test/fixtures/admission/volumesnapshotclasses/v1/create-second-default.json'), 'utf8'),
   );
-  const answer = await https(port, ca, '/validate', JSON.stringify(fixture.review));
+  const answer = await post(port, ca, '/validate', JSON.stringify(fixture.review));
   const response = JSON.parse(answer.body).response ?? {};
   check(
     answer.status === 200 && response.allowed === false && response.status?.message === fixture.expect.message,

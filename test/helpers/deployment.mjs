@@ -28,14 +28,15 @@ export function deploymentEnv() {
 
 /**
  * The Deployment's container arguments, with what differs outside a pod put in: the certificate paths (unless
- * `paths` is undefined: in a pod the secret volume holds them at the manifest's paths) and the port. Every other
- * flag (`serve`, `--shutdown-delay`, ...) is the manifest's.
+ * `paths` is undefined: in a pod the secret volume holds them at the manifest's paths) and the port (unless `port`
+ * is undefined: in a network namespace of its own the manifest's port is free). Every other flag (`serve`,
+ * `--shutdown-delay`, ...) is the manifest's.
  */
 export function deploymentArgs(paths, port) {
   return deploymentPod().containers[0].args.map((arg) => {
     if (paths !== undefined && arg.startsWith('--tls-cert-file=')) return `--tls-cert-file=${paths.cert}`;
     if (paths !== undefined && arg.startsWith('--tls-private-key-file=')) return `--tls-private-key-file=${paths.key}`;
-    if (arg.startsWith('--port=')) return `--port=${port}`;
+    if (port !== undefined && arg.startsWith('--port=')) return `--port=${port}`;
     return arg;
   });
 }
