@@ -27,19 +27,41 @@ export function logLinesDropped(): number {
   return droppedLines;
 }
 
-function stdoutDestination(): DestinationStream {
+/** sonic-boom in its buffer mode, whose write takes bytes; its types know only the text mode's strings. */
+type ByteDestination = Omit<ReturnType<typeof pino.destination>, 'write'> & { write(bytes: Uint8Array): boolean };
+
+/** What pino calls on a destination: write a line, and flush at shutdown (`flush`) or on a fatal line. */
+type LineDestination = DestinationStream & { flush(done?: (error?: Error) => void): void; flushSync(): void };
+
+/**
+ * sonic-boom's buffer mode (`contentMode: 'buffer'`), each line given to it as bytes. In its text mode,
+ * sonic-boom measures the text gathered for its next write with `Buffer.byteLength` before it appends each
+ * line, and V8 first copies that joined text into one string: every line logged while a write is in flight
+ * copies all the lines before it, so the cost grows with how far the server is behind. In buffer mode it keeps
+ * each line's byte count and joins the lines once per write. Measured at 50 connections (docs/benchmarks.md):
+ * 17.2 against 24.1 KB of JavaScript heap allocated per request, 2.5 against 3.3 young collections per 1,000
+ * requests.
+ */
+function stdoutDestination(): LineDestination {
   const destination = pino.destination({
     dest: 1,
     sync: false,
+    contentMode: 'buffer',
     minLength: MIN_WRITE,
     maxWrite: MAX_WRITE,
     maxLength: MAX_HELD,
     periodicFlush: FLUSH_EVERY_MS,
+  }) as unknown as ByteDestination;
+  // pino writes one line at a time, so one dropped write is one dropped line.
+  destination.on('drop', () => {
+    droppedLines += 1;
   });
-  destination.on('drop', (data: string) => {
-    droppedLines += data.split('\n').length - 1;
-  });
-  return destination;
+  return {
+    // Looked up at each line: on EPIPE pino replaces the destination's write with one that does nothing.
+    write: (line: string) => destination.write(Buffer.from(line)),
+    flush: (done) => destination.flush(done),
+    flushSync: () => destination.flushSync(),
+  };
 }
 
 /**
