@@ -1,16 +1,18 @@
 // The libraries floor (bench:budget): the three libraries ours answers through, used as ours uses them, and none
-// of ours' own code. fastify over HTTPS with the same TLS settings and keep-alive as ours, no route schemas,
-// fastify's JSON body parser; one pino info line per request to stdout through pino's asynchronous destination;
-// one observation of a prom-client histogram per request; a fixed AdmissionReview as the answer. Bundled like ours
-// before it runs (budget.mjs), so it starts as a bundle does. What any webhook built on them pays before its rules.
+// of ours' own code but its log destination's settings. fastify over HTTPS with the same TLS settings and
+// keep-alive as ours, no route schemas, fastify's JSON body parser; one pino info line per request to stdout
+// through ours' destination (src/log/logger.ts: pino's asynchronous destination, sonic-boom in its buffer mode,
+// ours' write sizes and bound); one observation of a prom-client histogram per request; a fixed AdmissionReview as
+// the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle does. What any webhook built
+// on them pays before its rules.
 // node libraries-https.mjs CERT KEY PORT
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { pino } from 'pino';
 import { Histogram, Registry } from 'prom-client';
+import { createLogger } from '../../dist/log/logger.js';
 
 const [cert, key, port] = process.argv.slice(2);
-const log = pino({ level: 'info', base: null }, pino.destination({ sync: false }));
+const log = createLogger('info');
 const seconds = new Histogram({
   name: 'floor_review_duration_seconds',
   help: 'Time to answer a review.',
