@@ -1,6 +1,6 @@
-// The server's stdout log destination (src/log/logger.ts), in a process of its own: lines logged faster than
-// stdout takes them are held up to 4 MiB; past that, lines are dropped whole and counted, never cut, and what is
-// written is exactly what was logged, byte for byte, multi-byte characters included.
+// The server's stdout log destination as built (dist/log/logger.js, from src/log/logger.ts), in a process of its
+// own: lines logged faster than stdout takes them are held up to 4 MiB; past that, lines are dropped whole and
+// counted, never cut, and what is written is exactly what was logged, byte for byte, multi-byte characters included.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
