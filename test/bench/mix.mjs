@@ -1,35 +1,133 @@
-// The request mix: AdmissionReviews from the fixtures, weighted as a cluster sends them: VolumeSnapshot
-// creates most, then content creates, updates, class creates (with default-class checks), and a few denials.
+// The request mix: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews.json,
+// written by `npm run bench:capture`: full size, with metadata, managedFields and kubectl's last-applied copy), weighted
+// as a cluster sends them: VolumeSnapshot creates most, then the controller's content creates and binding updates,
+// class writes (with default-class checks), and a few denials. Three denials are a captured review with one field
+// changed, because on 1.36 the CRDs' own rules reject those writes before any webhook is called.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
 
-const WEIGHTS = [
-  // [fixture, weight out of 100]
-  ['volumesnapshots/v1/create-pvc-source', 30],
-  ['volumesnapshots/v1/create-no-class-uses-default', 15],
-  ['volumesnapshots/v1/create-content-source', 5],
-  ['volumesnapshotcontents/v1/create-dynamic', 12],
-  ['volumesnapshotcontents/v1/create-pre-provisioned', 3],
-  ['volumesnapshotcontents/v1/update-ref-binds-uid', 8],
-  ['volumesnapshots/v1/update-class-name-changed', 4],
-  ['volumesnapshotcontents/v1/update-volume-mode-set', 3],
-  ['volumesnapshotclasses/v1/create-not-default', 4],
-  ['volumesnapshotclasses/v1/update-default-stays-default', 3],
-  ['volumesnapshotclasses/v1/create-second-default', 3],
-  ['volumesnapshots/v1/create-both-sources', 5],
-  ['volumesnapshotcontents/v1/update-volume-handle-changed', 5],
-];
+const CAPTURED = `${ROOT}test/fixtures/bench/captured-reviews.json`;
+const CONTROLLER = 'snapshot-controller';
+
+/** The first captured review of this user, operation, kind and (a prefix of) name. */
+function captured(reviews, user, operation, kind, name) {
+  const found = reviews.find(
+    ({ request: r }) =>
+      (user === CONTROLLER) === (r.userInfo.username === CONTROLLER) &&
+      r.operation === operation &&
+      r.kind.kind === kind &&
+      r.name.startsWith(name),
+  );
+  if (found === undefined) throw new Error(`${CAPTURED} has no ${user} ${operation} of ${kind} ${name}`);
+  return structuredClone(found);
+}
+
+/** A captured review with one field of its object changed (the change a denied write makes). */
+function changed(review, change) {
+  change(review.request.object);
+  return review;
+}
+
+/**
+ * The mix's entries: what each is, its weight out of 100, and whether ours allows it against the bench's classes
+ * (test/unit/bench-mix.test.ts checks each).
+ */
+export function mixEntries() {
+  const { reviews } = JSON.parse(readFileSync(CAPTURED, 'utf8'));
+  const pick = (user, operation, kind, name) => captured(reviews, user, operation, kind, name);
+  return [
+    {
+      name: 'snapshot create, class named',
+      weight: 30,
+      allowed: true,
+      review: pick('user', 'CREATE', 'VolumeSnapshot', 'data-nightly'),
+    },
+    {
+      name: 'snapshot create, default class',
+      weight: 15,
+      allowed: true,
+      review: pick('user', 'CREATE', 'VolumeSnapshot', 'data-hourly'),
+    },
+    {
+      name: 'snapshot create, pre-provisioned content',
+      weight: 5,
+      allowed: true,
+      review: pick('user', 'CREATE', 'VolumeSnapshot', 'restored'),
+    },
+    {
+      name: 'content create by the controller',
+      weight: 12,
+      allowed: true,
+      review: pick(CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'),
+    },
+    {
+      name: 'content create, pre-provisioned',
+      weight: 3,
+      allowed: true,
+      review: pick('user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'),
+    },
+    {
+      name: 'content update, the controller binds it',
+      weight: 8,
+      allowed: true,
+      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'),
+    },
+    {
+      name: 'snapshot update, the controller sets the default class',
+      weight: 4,
+      allowed: true,
+      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshot', 'data-hourly'),
+    },
+    {
+      name: 'content update by the controller',
+      weight: 3,
+      allowed: true,
+      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'),
+    },
+    {
+      name: 'class create, not a default',
+      weight: 4,
+      allowed: true,
+      review: pick('user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'),
+    },
+    {
+      name: 'class update, the default stays',
+      weight: 3,
+      allowed: true,
+      review: pick('user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'),
+    },
+    {
+      name: 'class create, a second default (denied)',
+      weight: 3,
+      allowed: false,
+      review: pick('user', 'CREATE', 'VolumeSnapshotClass', 'second'),
+    },
+    {
+      name: 'snapshot create with both sources (denied)',
+      weight: 5,
+      allowed: false,
+      review: changed(pick('user', 'CREATE', 'VolumeSnapshot', 'data-nightly'), (o) => {
+        o.spec.source.volumeSnapshotContentName = 'restored-content';
+      }),
+    },
+    {
+      name: "content update changing the source's volume handle (denied)",
+      weight: 5,
+      allowed: false,
+      review: changed(pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'), (o) => {
+        o.spec.source.volumeHandle = 'vol-other';
+      }),
+    },
+  ];
+}
 
 /** 100 request bodies in a spread-out order (not all of one kind in a row). */
 export function requestMix() {
   const bodies = [];
-  for (const [fixture, weight] of WEIGHTS) {
-    const review = JSON.parse(readFileSync(`${ROOT}test/fixtures/admission/${fixture}.json`, 'utf8')).review;
-    for (let i = 0; i < weight; i++) bodies.push(JSON.stringify(review));
-  }
+  for (const { weight, review } of mixEntries()) for (let i = 0; i < weight; i++) bodies.push(JSON.stringify(review));
   // A fixed shuffle (seeded), so every run sends the same sequence.
   let seed = 42;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

@@ -1,0 +1,208 @@
+// `npm run bench:capture`: the AdmissionReviews a real kube-apiserver sends, at full size, for the bench's request
+// mix (test/bench/mix.mjs). It starts this run's release (E2E_KUBE, 1.36 by default) with etcd and the real
+// snapshot-controller of that release, registers the project's ValidatingWebhookConfiguration pointed at a loopback
+// recorder that allows every request, and writes as users and the controller do: classes, snapshots and a
+// pre-provisioned content with `kubectl apply`, then the controller's own writes (the contents it creates, the
+// class it sets, the references it binds). Every body the apiserver sent is written to
+// test/fixtures/bench/captured-reviews.json as it arrived, with its metadata, managedFields and kubectl's
+// last-applied copy. Every process it starts is stopped by its pid.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
+import { unpackTool } from '../helpers/tools.mjs';
+import { startCluster, type TestCluster } from './cluster.js';
+import { installCrds } from './crds.js';
+import { kube } from './kube.js';
+import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { CONTROLLER_USER, DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
+import { webhookConfiguration } from './webhook.js';
+
+const OUT = fileURLToPath(new URL('../fixtures/bench/captured-reviews.json', import.meta.url));
+/** The classes of test/fixtures/classes/classes.yaml (what the bench serves), so the captured names resolve there. */
+const DEFAULT_CLASS = 'csi-hostpath-snapclass';
+
+interface Review {
+  request: {
+    uid: string;
+    operation: string;
+    name?: string;
+    kind: { kind: string };
+    userInfo: { username?: string };
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'sw-capture-'));
+const reviews: Review[] = [];
+let cluster: TestCluster | undefined;
+let recorder: Server | undefined;
+let controller: Started | undefined;
+let written = false;
+
+/** A loopback HTTPS server that records each AdmissionReview and allows it. */
+async function startRecorder(): Promise<{ port: number; caBundle: string }> {
+  const certs = join(dir, 'recorder-certs');
+  await ensureDevCerts(certs);
+  const paths = devCertPaths(certs);
+  const port = await freePort();
+  recorder = createServer({ cert: readFileSync(paths.certFile), key: readFileSync(paths.keyFile) }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review & { apiVersion: string };
+      reviews.push(review);
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          apiVersion: review.apiVersion,
+          kind: 'AdmissionReview',
+          response: { uid: review.request.uid, allowed: true },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => recorder?.listen(port, '127.0.0.1', resolve));
+  return { port, caBundle: readFileSync(paths.caFile).toString('base64') };
+}
+
+/**
+ * `kubectl apply` of one manifest as the admin user: client-side apply, as most users still write. Asynchronous:
+ * the recorder answering the apiserver runs in this process.
+ */
+function apply(kubeconfig: string, manifest: Record<string, unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, 'apply', '-f', '-'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply exited ${String(code)}`))));
+    child.stdin.end(JSON.stringify(manifest));
+  });
+}
+
+const snapClass = (name: string, isDefault: boolean, labels: Record<string, string> = {}): Record<string, unknown> => ({
+  apiVersion: 'snapshot.storage.k8s.io/v1',
+  kind: 'VolumeSnapshotClass',
+  metadata: {
+    name,
+    labels: { 'app.kubernetes.io/part-of': 'csi-driver-host-path', ...labels },
+    ...(isDefault ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}),
+  },
+  driver: DRIVER,
+  deletionPolicy: 'Delete',
+});
+
+try {
+  cluster = await startCluster(dir);
+  const { kubeconfig } = cluster;
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const objects = snapshotObjects(kc);
+  await installCrds(kc, 'controller');
+  await objects.core.createNamespace({ body: { metadata: { name: NS } } });
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: 'snapshot-controller-capture' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
+    },
+  });
+  const { port, caBundle } = await startRecorder();
+  await kc
+    .makeApiClient(AdmissionregistrationV1Api)
+    .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, caBundle) as never });
+  // The apiserver calls a new webhook once it has loaded the configuration: a probe class changed until it does.
+  let attempt = 0;
+  await waitFor(
+    'the apiserver calls the recorder',
+    async () => {
+      await apply(kubeconfig, snapClass('capture-probe', false, { attempt: String((attempt += 1)) }));
+      return reviews.length > 0;
+    },
+    30_000,
+    500,
+  );
+  reviews.length = 0;
+  await apply(kubeconfig, snapClass(DEFAULT_CLASS, true));
+  await objects.boundClaim('data', DRIVER, { app: 'postgres' });
+  controller = startProcess(unpackTool(kube.controllerTool, join(dir, 'controller')), [
+    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
+    '--leader-election=false',
+    '--retry-interval-start=500ms',
+    '--retry-interval-max=4s',
+  ]);
+
+  // Classes: a default class updated (a label), and a class that is not a default.
+  await apply(kubeconfig, snapClass(DEFAULT_CLASS, true, { tier: 'standard' }));
+  await apply(kubeconfig, snapClass('csi-hostpath-archive', false));
+  // Dynamic snapshots of the claim: one naming its class, one left to the default (the controller sets it).
+  const snapshot = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name, namespace: NS, labels: { app: 'postgres', 'backup.example.com/schedule': 'nightly' } },
+    spec,
+  });
+  await apply(
+    kubeconfig,
+    snapshot('data-nightly', { volumeSnapshotClassName: DEFAULT_CLASS, source: { persistentVolumeClaimName: 'data' } }),
+  );
+  await apply(kubeconfig, snapshot('data-hourly', { source: { persistentVolumeClaimName: 'data' } }));
+  // A pre-provisioned content and the snapshot that names it (the controller binds them).
+  await apply(kubeconfig, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: { name: 'restored-content' },
+    spec: {
+      deletionPolicy: 'Retain',
+      driver: DRIVER,
+      source: { snapshotHandle: '7bdd0de3-aaeb-11e8-9aae-0242ac110002' },
+      sourceVolumeMode: 'Filesystem',
+      volumeSnapshotClassName: DEFAULT_CLASS,
+      volumeSnapshotRef: { name: 'restored', namespace: NS },
+    },
+  });
+  await apply(kubeconfig, snapshot('restored', { source: { volumeSnapshotContentName: 'restored-content' } }));
+
+  const byController = (kind: string, operation: string): number =>
+    reviews.filter(
+      (r) => r.request.userInfo.username === CONTROLLER_USER && r.request.kind.kind === kind && r.request.operation === operation,
+    ).length;
+  await waitFor(
+    "the controller's writes",
+    async () => {
+      const bound = await objects.get(VSC, 'restored-content');
+      const hourly = await objects.get(VS, 'data-hourly');
+      return (
+        (bound.spec?.volumeSnapshotRef as { uid?: string }).uid !== undefined &&
+        hourly.spec?.volumeSnapshotClassName !== undefined &&
+        byController('VolumeSnapshotContent', 'CREATE') >= 2
+      );
+    },
+    60_000,
+    250,
+  );
+  // The controller's follow-up writes (finalizers, annotations) settle within a few of its retries.
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  // Last, a second default for the driver (the recorder allows it; the controller would then find two).
+  await apply(kubeconfig, snapClass('second', true));
+  writeFileSync(OUT, `${JSON.stringify({ kube: kube.version, controller: kube.controllerTool, reviews }, null, 2)}\n`);
+  for (const r of reviews) {
+    const q = r.request;
+    console.log(`${q.userInfo.username ?? ''} ${q.operation} ${q.kind.kind} ${q.name ?? ''}: ${JSON.stringify(r).length} bytes`);
+  }
+  console.log(`capture: ${reviews.length} reviews written to ${OUT}`);
+  written = true;
+} finally {
+  if (!written)
+    for (const r of reviews)
+      console.error(
+        `recorded: ${r.request.userInfo.username ?? ''} ${r.request.operation} ${r.request.kind.kind} ${r.request.name ?? ''}`,
+      );
+  await controller?.stop();
+  recorder?.close();
+  await cluster?.stop();
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+}
