@@ -7,6 +7,6 @@ export interface MixEntry {
   readonly allowed: boolean;
   readonly review: AdmissionReview;
 }
-export declare function mixEntries(): MixEntry[];
+export declare function mixEntries(file?: string): MixEntry[];
 export declare function requestMix(): string[];
 export declare function classManifests(): string;

@@ -1,8 +1,10 @@
 // The request mix: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews.json,
-// written by `npm run bench:capture`: full size, with metadata, managedFields and kubectl's last-applied copy), weighted
-// as a cluster sends them: VolumeSnapshot creates most, then the controller's content creates and binding updates,
-// class writes (with default-class checks), and a few denials. Three denials are a captured review with one field
-// changed, because on 1.36 the CRDs' own rules reject those writes before any webhook is called.
+// written by `npm run bench:capture` from kube-apiserver 1.20.2 and snapshot-controller v8.4.0: full size, with
+// metadata, managedFields and kubectl's last-applied copy), weighted as a cluster sends them when every write reaches
+// the webhook, as with upstream's configuration: VolumeSnapshot creates most, then the controller's content creates
+// and binding updates, class writes (with default-class checks), and a few denials. Two denials are a captured review
+// with one field changed, the write a user or a faulty client would make; on 1.36 the CRDs' own rules reject both
+// before any webhook is called.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +23,7 @@ function captured(reviews, user, operation, kind, name) {
       r.kind.kind === kind &&
       r.name.startsWith(name),
   );
-  if (found === undefined) throw new Error(`${CAPTURED} has no ${user} ${operation} of ${kind} ${name}`);
+  if (found === undefined) throw new Error(`the capture has no ${user} ${operation} of ${kind} ${name}`);
   return structuredClone(found);
 }
 
@@ -33,10 +35,10 @@ function changed(review, change) {
 
 /**
  * The mix's entries: what each is, its weight out of 100, and whether ours allows it against the bench's classes
- * (test/unit/bench-mix.test.ts checks each).
+ * (test/unit/bench-mix.test.ts checks each), from the committed capture or from `file`, a new one.
  */
-export function mixEntries() {
-  const { reviews } = JSON.parse(readFileSync(CAPTURED, 'utf8'));
+export function mixEntries(file = CAPTURED) {
+  const { reviews } = JSON.parse(readFileSync(file, 'utf8'));
   const pick = (user, operation, kind, name) => captured(reviews, user, operation, kind, name);
   return [
     {

@@ -1,17 +1,22 @@
 // `npm run bench:capture`: the AdmissionReviews a real kube-apiserver sends, at full size, for the bench's request
-// mix (test/bench/mix.mjs). It starts this run's release (E2E_KUBE, 1.36 by default) with etcd and the real
-// snapshot-controller of that release, registers the project's ValidatingWebhookConfiguration pointed at a loopback
-// recorder that allows every request, and writes as users and the controller do: classes, snapshots and a
+// mix (test/bench/mix.mjs). It starts the release E2E_KUBE names (1.20 unless set) with etcd and the real
+// snapshot-controller of that release, registers the project's ValidatingWebhookConfiguration as that release
+// installs it, pointed at a loopback recorder that allows every request, and writes as users and the controller do: classes, snapshots and a
 // pre-provisioned content with `kubectl apply`, then the controller's own writes (the contents it creates, the
-// class it sets, the references it binds). Every body the apiserver sent is written to
-// test/fixtures/bench/captured-reviews.json as it arrived, with its metadata, managedFields and kubectl's
-// last-applied copy. Every process it starts is stopped by its pid.
+// class it sets, the references it binds). Every body the apiserver sent is written, as it arrived, to
+// test/fixtures/bench/captured-reviews.json (or to `--out FILE`), with its metadata, managedFields and kubectl's
+// last-applied copy. It then checks that the capture holds every review the mix picks, and prints
+// `N passed, N failed` (CI runs it with `--out`). Every process it starts is stopped by its pid.
+// The mix comes from 1.20: there the configuration sends the webhook every write, as upstream's always does. On 1.30
+// and later its matchConditions leave snapshots and classes that are not defaults to the CRDs' CEL rules, so a
+// capture there holds only contents and default classes.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { unpackTool } from '../helpers/tools.mjs';
@@ -19,10 +24,12 @@ import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { mixEntries } from '../bench/mix.mjs';
 import { CONTROLLER_USER, DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
 import { webhookConfiguration } from './webhook.js';
 
-const OUT = fileURLToPath(new URL('../fixtures/bench/captured-reviews.json', import.meta.url));
+const { values } = parseArgs({ options: { out: { type: 'string' } } });
+const OUT = values.out ?? fileURLToPath(new URL('../fixtures/bench/captured-reviews.json', import.meta.url));
 /** The classes of test/fixtures/classes/classes.yaml (what the bench serves), so the captured names resolve there. */
 const DEFAULT_CLASS = 'csi-hostpath-snapclass';
 
@@ -194,6 +201,15 @@ try {
   }
   console.log(`capture: ${reviews.length} reviews written to ${OUT}`);
   written = true;
+  let failed = 0;
+  try {
+    console.log(`capture: every one of the mix's ${mixEntries(OUT).length} entries found`);
+  } catch (error) {
+    failed = 1;
+    console.log(`capture: ${(error as Error).message}`);
+  }
+  console.log(`capture: ${1 - failed} passed, ${failed} failed`);
+  process.exitCode = failed;
 } finally {
   if (!written)
     for (const r of reviews)
