@@ -27,103 +27,53 @@ function captured(reviews, user, operation, kind, name) {
   return structuredClone(found);
 }
 
-/** A captured review with one field of its object changed (the change a denied write makes). */
-function changed(review, change) {
-  change(review.request.object);
-  return review;
-}
-
 /**
- * The mix's entries: what each is, its weight out of 100, and whether ours allows it against the bench's classes
- * (test/unit/bench-mix.test.ts checks each), from the committed capture or from `file`, a new one.
+ * The mix: what each entry is, its weight out of 100, whether ours allows it against the bench's classes
+ * (test/unit/bench-mix.test.ts checks each), which captured review it is (who wrote it, the operation, the kind,
+ * the name or its prefix) and, for a denial made from an allowed write, the one field its object changes.
  */
+const ENTRIES = [
+  ['snapshot create, class named', 30, true, 'user', 'CREATE', 'VolumeSnapshot', 'data-nightly'],
+  ['snapshot create, default class', 15, true, 'user', 'CREATE', 'VolumeSnapshot', 'data-hourly'],
+  ['snapshot create, pre-provisioned content', 5, true, 'user', 'CREATE', 'VolumeSnapshot', 'restored'],
+  ['content create by the controller', 12, true, CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  ['content create, pre-provisioned', 3, true, 'user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
+  ['content update, the controller binds it', 8, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
+  ['snapshot update, the controller sets the default class', 4, true, CONTROLLER, 'UPDATE', 'VolumeSnapshot', 'data-hourly'],
+  ['content update by the controller', 3, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  ['class create, not a default', 4, true, 'user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
+  ['class update, the default stays', 3, true, 'user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
+  ['class create, a second default (denied)', 3, false, 'user', 'CREATE', 'VolumeSnapshotClass', 'second'],
+  [
+    'snapshot create with both sources (denied)',
+    5,
+    false,
+    'user',
+    'CREATE',
+    'VolumeSnapshot',
+    'data-nightly',
+    (o) => (o.spec.source.volumeSnapshotContentName = 'restored-content'),
+  ],
+  [
+    "content update changing the source's volume handle (denied)",
+    5,
+    false,
+    CONTROLLER,
+    'UPDATE',
+    'VolumeSnapshotContent',
+    'snapcontent-',
+    (o) => (o.spec.source.volumeHandle = 'vol-other'),
+  ],
+];
+
+/** The mix's entries, from the committed capture or from `file`, a new one. */
 export function mixEntries(file = CAPTURED) {
   const { reviews } = JSON.parse(readFileSync(file, 'utf8'));
-  const pick = (user, operation, kind, name) => captured(reviews, user, operation, kind, name);
-  return [
-    {
-      name: 'snapshot create, class named',
-      weight: 30,
-      allowed: true,
-      review: pick('user', 'CREATE', 'VolumeSnapshot', 'data-nightly'),
-    },
-    {
-      name: 'snapshot create, default class',
-      weight: 15,
-      allowed: true,
-      review: pick('user', 'CREATE', 'VolumeSnapshot', 'data-hourly'),
-    },
-    {
-      name: 'snapshot create, pre-provisioned content',
-      weight: 5,
-      allowed: true,
-      review: pick('user', 'CREATE', 'VolumeSnapshot', 'restored'),
-    },
-    {
-      name: 'content create by the controller',
-      weight: 12,
-      allowed: true,
-      review: pick(CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'),
-    },
-    {
-      name: 'content create, pre-provisioned',
-      weight: 3,
-      allowed: true,
-      review: pick('user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'),
-    },
-    {
-      name: 'content update, the controller binds it',
-      weight: 8,
-      allowed: true,
-      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'),
-    },
-    {
-      name: 'snapshot update, the controller sets the default class',
-      weight: 4,
-      allowed: true,
-      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshot', 'data-hourly'),
-    },
-    {
-      name: 'content update by the controller',
-      weight: 3,
-      allowed: true,
-      review: pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'),
-    },
-    {
-      name: 'class create, not a default',
-      weight: 4,
-      allowed: true,
-      review: pick('user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'),
-    },
-    {
-      name: 'class update, the default stays',
-      weight: 3,
-      allowed: true,
-      review: pick('user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'),
-    },
-    {
-      name: 'class create, a second default (denied)',
-      weight: 3,
-      allowed: false,
-      review: pick('user', 'CREATE', 'VolumeSnapshotClass', 'second'),
-    },
-    {
-      name: 'snapshot create with both sources (denied)',
-      weight: 5,
-      allowed: false,
-      review: changed(pick('user', 'CREATE', 'VolumeSnapshot', 'data-nightly'), (o) => {
-        o.spec.source.volumeSnapshotContentName = 'restored-content';
-      }),
-    },
-    {
-      name: "content update changing the source's volume handle (denied)",
-      weight: 5,
-      allowed: false,
-      review: changed(pick(CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'), (o) => {
-        o.spec.source.volumeHandle = 'vol-other';
-      }),
-    },
-  ];
+  return ENTRIES.map(([name, weight, allowed, user, operation, kind, prefix, change]) => {
+    const review = captured(reviews, user, operation, kind, prefix);
+    change?.(review.request.object);
+    return { name, weight, allowed, review };
+  });
 }
 
 /** 100 request bodies in a spread-out order (not all of one kind in a row). */

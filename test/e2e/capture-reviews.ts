@@ -19,11 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
-import { unpackTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
-import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { freePort, stopAll, waitFor, type Started } from './processes.js';
+import { startController } from './snapshot-controller.js';
 import { mixEntries } from '../bench/mix.mjs';
 import { CONTROLLER_USER, DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
 import { webhookConfiguration } from './webhook.js';
@@ -134,12 +134,7 @@ try {
   reviews.length = 0;
   await apply(kubeconfig, snapClass(DEFAULT_CLASS, true));
   await objects.boundClaim('data', DRIVER, { app: 'postgres' });
-  controller = startProcess(unpackTool(kube.controllerTool, join(dir, 'controller')), [
-    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
-    '--leader-election=false',
-    '--retry-interval-start=500ms',
-    '--retry-interval-max=4s',
-  ]);
+  controller = startController(kube.controllerTool, dir, cluster);
 
   // Classes: a default class updated (a label), and a class that is not a default.
   await apply(kubeconfig, snapClass(DEFAULT_CLASS, true, { tier: 'standard' }));

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { unpackTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
-import { startProcess, stopAll, waitFor, type Started } from './processes.js';
+import { stopAll, waitFor, type Started } from './processes.js';
+import { startController } from './snapshot-controller.js';
 import { installCrds, wireConversion } from './crds.js';
 import { kube } from './kube.js';
 import {
@@ -81,21 +81,8 @@ t.before(async () => {
   await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
   await untilCalled(kc);
 
-  controller = startController(kube.controllerTool);
+  controller = startController(kube.controllerTool, dir, cluster);
 });
-
-/** Starts the snapshot-controller of a tools-folder entry as its own user, with quick retries. */
-function startController(tool: string): Started {
-  const binary = unpackTool(tool, join(dir, tool));
-  return startProcess(binary, [
-    `--kubeconfig=${cluster?.kubeconfigFor(CONTROLLER_USER) ?? ''}`,
-    '--leader-election=false',
-    '--feature-gates=CSIVolumeGroupSnapshot=true',
-    '--retry-interval-start=500ms',
-    '--retry-interval-max=4s',
-    '--v=4',
-  ]);
-}
 
 /** Ends each flow: the webhook denied none of the controller's writes so far. */
 function noneDenied(t: Test): void {
@@ -376,7 +363,7 @@ if (kube.celLive) {
     t.equal(members.length, 2, 'the v8.6 controller made two members');
 
     await controller?.stop();
-    controller = startController('snapshot-controller');
+    controller = startController('snapshot-controller', dir, cluster as TestCluster);
     const running = controller;
     await waitFor('the v8.4 controller synced the v1 group', async () => running.output().includes('group-dynamic'), 30_000, 250);
     // A dynamic group snapshot the v8.4 controller makes from the start, so that its own flow has run too.

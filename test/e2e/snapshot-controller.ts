@@ -1,0 +1,22 @@
+// The real snapshot-controller as the end-to-end suite and the bench's capture run it.
+import { join } from 'node:path';
+import { unpackTool } from '../helpers/tools.mjs';
+import { startProcess, type Started } from './processes.js';
+import { CONTROLLER_USER } from './snapshot-objects.js';
+import type { TestCluster } from './cluster.js';
+
+/**
+ * Starts the snapshot-controller of a tools-folder entry (unpacked into `dir`) as its own user, with group
+ * snapshots on and quick retries.
+ */
+export function startController(tool: string, dir: string, cluster: TestCluster): Started {
+  const binary = unpackTool(tool, join(dir, tool));
+  return startProcess(binary, [
+    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
+    '--leader-election=false',
+    '--feature-gates=CSIVolumeGroupSnapshot=true',
+    '--retry-interval-start=500ms',
+    '--retry-interval-max=4s',
+    '--v=4',
+  ]);
+}
