@@ -1,10 +1,19 @@
 // npm run test:e2e: the end-to-end suite against real kube-apiservers (1.20.2, then 1.36.2) and etcd, the same files
 // against each. Prints `N passed, N failed`.
 // When etcd or the apiserver cannot be found the suite says so in one line and counts as a failure.
+// The whole suite runs in a network namespace of its own where only loopback exists (test/helpers/netns.mjs):
+// the servers that listen on every interface, as the Deployment's does (`--bind-address` 0.0.0.0 by default), are
+// reachable from nothing outside this machine.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { reexecInNetns } from '../helpers/netns.mjs';
 import { findTool } from '../helpers/tools.mjs';
+
+reexecInNetns((why) => {
+  console.log(`e2e skipped: ${why}`);
+  console.log('e2e: 0 passed, 1 failed');
+});
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tools = [
