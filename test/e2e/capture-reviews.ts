@@ -49,6 +49,11 @@ interface Review {
   };
 }
 
+/** Who wrote what, for the capture's listing. */
+function described({ request: q }: Review): string {
+  return `${q.userInfo.username ?? ''} ${q.operation} ${q.kind.kind} ${q.name ?? ''}`;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'sw-capture-'));
 const reviews: Review[] = [];
 let cluster: TestCluster | undefined;
@@ -196,10 +201,7 @@ try {
   // Last, a second default for the driver (the recorder allows it; the controller would then find two).
   await apply(kubeconfig, snapClass('second', true));
   writeFileSync(OUT, `${JSON.stringify({ kube: kube.version, controller: kube.controllerTool, reviews }, null, 2)}\n`);
-  for (const r of reviews) {
-    const q = r.request;
-    console.log(`${q.userInfo.username ?? ''} ${q.operation} ${q.kind.kind} ${q.name ?? ''}: ${JSON.stringify(r).length} bytes`);
-  }
+  for (const r of reviews) console.log(`${described(r)}: ${JSON.stringify(r).length} bytes`);
   console.log(`capture: ${reviews.length} reviews written to ${OUT}`);
   written = true;
   let failed = 0;
@@ -212,11 +214,7 @@ try {
   console.log(`capture: ${1 - failed} passed, ${failed} failed`);
   process.exitCode = failed;
 } finally {
-  if (!written)
-    for (const r of reviews)
-      console.error(
-        `recorded: ${r.request.userInfo.username ?? ''} ${r.request.operation} ${r.request.kind.kind} ${r.request.name ?? ''}`,
-      );
+  if (!written) for (const r of reviews) console.error(`recorded: ${described(r)}`);
   await controller?.stop();
   recorder?.close();
   await cluster?.stop();
