@@ -1,5 +1,5 @@
 // What every bench run against upstream starts with: a time limit, a work folder (certificates, the bench's
-// classes, the request mix), a log file, the upstream webhook unpacked, and the loopback stand-in for the
+// classes, the two request mixes), a log file, the upstream webhook unpacked, and the loopback stand-in for the
 // apiserver its informer reads the classes from. A missing upstream is a failed check (`NAME: 0 passed, 1 failed`).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,9 @@ export async function startBench(name, prefix) {
   }, TIME_LIMIT_MS).unref();
   const { work, certs, classes, classText } = prepareWork(prefix);
   const bodies = join(work, 'bodies.json');
-  writeFileSync(bodies, JSON.stringify(requestMix()));
+  writeFileSync(bodies, JSON.stringify(requestMix('every-write')));
+  const matchedBodies = join(work, 'matched-bodies.json');
+  writeFileSync(matchedBodies, JSON.stringify(requestMix('matched')));
   const tool = findTool('upstream-webhook');
   if (tool.missing) {
     check(false, `the upstream webhook, the peer of every ratio: ${tool.missing}`);
@@ -25,5 +27,5 @@ export async function startBench(name, prefix) {
   }
   const upstream = unpackTool('upstream-webhook', join(work, 'upstream-webhook'));
   const fake = await startFakeApiserver(classText, work);
-  return { work, certs, classes, classText, bodies, logFile: join(work, 'server.log'), upstream, fake };
+  return { work, certs, classes, classText, bodies, matchedBodies, logFile: join(work, 'server.log'), upstream, fake };
 }

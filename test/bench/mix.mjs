@@ -1,52 +1,76 @@
-// The request mix: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews.json,
-// written by `npm run bench:capture` from kube-apiserver 1.20.2 and snapshot-controller v8.4.0: full size, with
-// metadata, managedFields and kubectl's last-applied copy), weighted as a cluster sends them when every write reaches
-// the webhook, as with upstream's configuration: VolumeSnapshot creates most, then the controller's content creates
-// and binding updates, class writes (with default-class checks), and a few denials. Two denials are a captured review
-// with one field changed, the write a user or a faulty client would make; on 1.36 the CRDs' own rules reject both
-// before any webhook is called.
+// The request mixes: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews-*.json,
+// written by `npm run bench:capture`: full size, with metadata, managedFields and kubectl's last-applied copy), weighted
+// as a cluster sends them. Two mixes, one per webhook configuration:
+// - `every-write`, the main one: every snapshot write reaches the webhook, as with upstream's configuration, and with
+//   ours before Kubernetes 1.30 (the component without-match-conditions). Captured from kube-apiserver 1.20.2 and
+//   snapshot-controller v8.4.0. VolumeSnapshot creates most, then the controller's content creates and binding updates,
+//   class writes (with default-class checks), and a few denials. Two denials are a captured review with one field
+//   changed, the write a user or a faulty client would make; on 1.36 the CRDs' own rules reject both before any webhook
+//   is called.
+// - `matched`: what the shipped configuration's matchConditions pass on from 1.30 on, contents and default classes only;
+//   the same entries and weights, less those the conditions or the CRDs' rules stop first. Captured from
+//   kube-apiserver 1.36.2 and snapshot-controller v8.6.0 with the configuration as 1.36 installs it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
 
-const CAPTURED = `${ROOT}test/fixtures/bench/captured-reviews.json`;
 const CONTROLLER = 'snapshot-controller';
 
-/** The first captured review of this user, operation, kind and (a prefix of) name. */
+/** Each mix's capture, and whether an entry belongs to it (`matched`: the entry reaches the webhook on 1.30+). */
+export const MIXES = {
+  'every-write': { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.20.json`, holds: () => true },
+  matched: { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.36.json`, holds: (matched) => matched },
+};
+
+/** Whether a captured review is this user's (or the controller's), operation, kind and (a prefix of) name. */
+const isReview =
+  (user, operation, kind, name) =>
+  ({ request: r }) =>
+    (user === CONTROLLER) === (r.userInfo.username === CONTROLLER) &&
+    r.operation === operation &&
+    r.kind.kind === kind &&
+    r.name.startsWith(name);
+
+/** The first such captured review, copied. */
 function captured(reviews, user, operation, kind, name) {
-  const found = reviews.find(
-    ({ request: r }) =>
-      (user === CONTROLLER) === (r.userInfo.username === CONTROLLER) &&
-      r.operation === operation &&
-      r.kind.kind === kind &&
-      r.name.startsWith(name),
-  );
+  const found = reviews.find(isReview(user, operation, kind, name));
   if (found === undefined) throw new Error(`the capture has no ${user} ${operation} of ${kind} ${name}`);
   return structuredClone(found);
 }
 
 /**
- * The mix: what each entry is, its weight out of 100, whether ours allows it against the bench's classes
- * (test/unit/bench-mix.test.ts checks each), which captured review it is (who wrote it, the operation, the kind,
+ * The entries: what each is, its weight out of 100, whether ours allows it against the bench's classes
+ * (test/unit/bench-mix.test.ts checks each), whether it reaches the webhook on 1.30+ (in the `matched` mix; the
+ * test checks that against the 1.36 capture), which captured review it is (who wrote it, the operation, the kind,
  * the name or its prefix) and, for a denial made from an allowed write, the one field its object changes.
  */
 const ENTRIES = [
-  ['snapshot create, class named', 30, true, 'user', 'CREATE', 'VolumeSnapshot', 'data-nightly'],
-  ['snapshot create, default class', 15, true, 'user', 'CREATE', 'VolumeSnapshot', 'data-hourly'],
-  ['snapshot create, pre-provisioned content', 5, true, 'user', 'CREATE', 'VolumeSnapshot', 'restored'],
-  ['content create by the controller', 12, true, CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['content create, pre-provisioned', 3, true, 'user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
-  ['content update, the controller binds it', 8, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
-  ['snapshot update, the controller sets the default class', 4, true, CONTROLLER, 'UPDATE', 'VolumeSnapshot', 'data-hourly'],
-  ['content update by the controller', 3, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['class create, not a default', 4, true, 'user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
-  ['class update, the default stays', 3, true, 'user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
-  ['class create, a second default (denied)', 3, false, 'user', 'CREATE', 'VolumeSnapshotClass', 'second'],
+  ['snapshot create, class named', 30, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'data-nightly'],
+  ['snapshot create, default class', 15, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'data-hourly'],
+  ['snapshot create, pre-provisioned content', 5, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'restored'],
+  ['content create by the controller', 12, true, true, CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  ['content create, pre-provisioned', 3, true, true, 'user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
+  ['content update, the controller binds it', 8, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
+  [
+    'snapshot update, the controller sets the default class',
+    4,
+    true,
+    false,
+    CONTROLLER,
+    'UPDATE',
+    'VolumeSnapshot',
+    'data-hourly',
+  ],
+  ['content update by the controller', 3, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  ['class create, not a default', 4, true, false, 'user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
+  ['class update, the default stays', 3, true, true, 'user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
+  ['class create, a second default (denied)', 3, false, true, 'user', 'CREATE', 'VolumeSnapshotClass', 'second'],
   [
     'snapshot create with both sources (denied)',
     5,
+    false,
     false,
     'user',
     'CREATE',
@@ -58,6 +82,7 @@ const ENTRIES = [
     "content update changing the source's volume handle (denied)",
     5,
     false,
+    false,
     CONTROLLER,
     'UPDATE',
     'VolumeSnapshotContent',
@@ -66,20 +91,31 @@ const ENTRIES = [
   ],
 ];
 
-/** The mix's entries, from the committed capture or from `file`, a new one. */
-export function mixEntries(file = CAPTURED) {
+/** A mix's entries (`every-write` or `matched`), from its committed capture or from `file`, a new one. */
+export function mixEntries(mix = 'every-write', file = MIXES[mix].capture) {
   const { reviews } = JSON.parse(readFileSync(file, 'utf8'));
-  return ENTRIES.map(([name, weight, allowed, user, operation, kind, prefix, change]) => {
-    const review = captured(reviews, user, operation, kind, prefix);
-    change?.(review.request.object);
-    return { name, weight, allowed, review };
-  });
+  return ENTRIES.filter(([, , , matched]) => MIXES[mix].holds(matched)).map(
+    ([name, weight, allowed, , user, operation, kind, prefix, change]) => {
+      const review = captured(reviews, user, operation, kind, prefix);
+      change?.(review.request.object);
+      return { name, weight, allowed, review };
+    },
+  );
 }
 
-/** 100 request bodies in a spread-out order (not all of one kind in a row). */
-export function requestMix() {
+/** The entries of `every-write` that the `matched` mix leaves out: whether each was changed, and its review's test. */
+export function entriesLeftOut() {
+  return ENTRIES.filter(([, , , matched]) => !matched).map(([name, , , , user, operation, kind, prefix, change]) => ({
+    name,
+    changed: change !== undefined,
+    isReview: isReview(user, operation, kind, prefix),
+  }));
+}
+
+/** A mix's request bodies, each entry as often as its weight, in a spread-out order (not all of one kind in a row). */
+export function requestMix(mix = 'every-write') {
   const bodies = [];
-  for (const { weight, review } of mixEntries()) for (let i = 0; i < weight; i++) bodies.push(JSON.stringify(review));
+  for (const { weight, review } of mixEntries(mix)) for (let i = 0; i < weight; i++) bodies.push(JSON.stringify(review));
   // A fixed shuffle (seeded), so every run sends the same sequence.
   let seed = 42;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

@@ -104,6 +104,12 @@ function serverTable(report) {
       (r) => `${r2(r.fixed1000.p50.median)} / ${cell(r.fixed1000.p99, r2)}`,
     ),
     row('server CPU per request (µs, all threads and the kernel)', (r) => cell(r.cpuUsPerRequest)),
+    row(`matched mix (1.30+): requests/s at saturation (${report.connections} connections)`, (r) => cell(r.matched.rps)),
+    row(
+      'matched mix (1.30+): latency at saturation p50 / p99 (ms)',
+      (r) => `${r1(r.matched.p50.median)} / ${cell(r.matched.p99)}`,
+    ),
+    row('matched mix (1.30+): server CPU per request (µs)', (r) => cell(r.matched.cpuUsPerRequest)),
     row('collections per 1,000 requests at saturation: young / full (Go: each of the whole heap)', (r) =>
       r.gcs ? `${r1(r.gcs.young.median)} / ${cell(r.gcs.full, r1)}` : '',
     ),
@@ -144,6 +150,8 @@ export function writeReport(report) {
     `Each figure is the median of ${report.runs} runs, with (min–max); a load run lasts ${report.durationSeconds} s. Ratios are taken within each run (the servers measured back to back, in rotating order) and their median is shown.`,
     '',
     ...targets(report),
+    '',
+    `The targets are measured with the \`every-write\` mix: every snapshot write reaches the webhook, as with upstream's configuration and with ours before 1.30. With the \`matched\` mix, what the shipped matchConditions pass on from 1.30 on (contents and default classes only; captured from 1.36.2), in the same runs: throughput ours / upstream ${cell(ratios.matched.throughputOursOverUpstream, r2)}, ours / bare ${cell(ratios.matched.throughputOursOverBare, r2)}; p99 at saturation ours / upstream ${cell(ratios.matched.p99OursOverUpstream, r2)}; CPU per request ours / upstream ${cell(ratios.matched.cpuOursOverUpstream, r2)}.`,
     '',
     ...serverTable(report),
     ...before,

@@ -57,7 +57,10 @@ const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));
 const duration = Number(values.duration ?? (smoke ? 2 : 5));
 const WARM_UP_S = smoke ? 1 : 3;
-const { work, certs, classes, classText, bodies, logFile, upstream, fake } = await startBench('bench', 'sw-bench-');
+const { work, certs, classes, classText, bodies, matchedBodies, logFile, upstream, fake } = await startBench(
+  'bench',
+  'sw-bench-',
+);
 
 /** Every server measured, with how it starts. `before` only when asked for. */
 const SERVERS = {
@@ -99,7 +102,21 @@ async function measureLoad(name) {
     const gcs = gcsPerThousand(gc0, server.gcs(), saturation.requests);
     const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
-    return { saturation, fixed, cpuUsPerRequest, gcs, peakRssMb: peakMb, rssAfterLoadMb: rssMb(server.pid) };
+    // The traffic 1.30+ sends through the shipped matchConditions: contents and default classes only.
+    const matchedLoad = { ...load, bodies: matchedBodies, connections: CONNECTIONS };
+    await runLoad({ ...matchedLoad, duration: 1 });
+    const cpu1 = cpuSeconds(server.pid);
+    const matched = await runLoad({ ...matchedLoad, duration });
+    const matchedCpuUs = ((cpuSeconds(server.pid) - cpu1) * 1e6) / matched.requests;
+    return {
+      saturation,
+      fixed,
+      matched: { ...matched, cpuUsPerRequest: matchedCpuUs },
+      cpuUsPerRequest,
+      gcs,
+      peakRssMb: peakMb,
+      rssAfterLoadMb: rssMb(server.pid),
+    };
   } finally {
     await server.stop();
   }
@@ -174,6 +191,12 @@ const summarise = (list, startList) => ({
   saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)) },
   fixed1000: { p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)) },
   cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
+  matched: {
+    rps: spread(list.map((m) => m.matched.rps)),
+    p50: spread(list.map((m) => m.matched.latency.p50)),
+    p99: spread(list.map((m) => m.matched.latency.p99)),
+    cpuUsPerRequest: spread(list.map((m) => m.matched.cpuUsPerRequest)),
+  },
   gcs: {
     young: spread(list.map((m) => m.gcs.young)),
     full: spread(list.map((m) => m.gcs.full)),
@@ -184,7 +207,8 @@ const summarise = (list, startList) => ({
   idleMb: spread(startList.map((s) => s.idleMb)),
   startToReadyMs: spread(startList.map((s) => s.readyMs)),
   errors: list.reduce(
-    (n, m) => n + m.saturation.errors + m.saturation.timeouts + m.saturation.non2xx + m.fixed.errors + m.fixed.non2xx,
+    (n, m) =>
+      n + [m.saturation, m.matched].reduce((k, l) => k + l.errors + l.timeouts + l.non2xx, 0) + m.fixed.errors + m.fixed.non2xx,
     0,
   ),
 });
@@ -214,6 +238,12 @@ const ratios = {
   p99SaturationOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.latency.p99),
   p99At1000OursOverUpstream: within('ours', 'upstream', (m) => m.fixed.latency.p99),
   startToReadyOursOverBare: startWithin('ours', 'bare', (s) => s.readyMs),
+  matched: {
+    throughputOursOverUpstream: within('ours', 'upstream', (m) => m.matched.rps),
+    throughputOursOverBare: within('ours', 'bare', (m) => m.matched.rps),
+    p99OursOverUpstream: within('ours', 'upstream', (m) => m.matched.latency.p99),
+    cpuOursOverUpstream: within('ours', 'upstream', (m) => m.matched.cpuUsPerRequest),
+  },
   idleMbOursMinusBare: startDiff('ours', 'bare', (s) => s.idleMb),
   ...(values.before === undefined
     ? {}
@@ -247,6 +277,10 @@ if (smoke) {
   for (const name of NAMES) {
     check(results[name].errors === 0, `${name}: no errors, timeouts or non-2xx answers (${results[name].errors})`);
     check(results[name].rps.median > 0, `${name}: answered (${Math.round(results[name].rps.median)} rps)`);
+    check(
+      results[name].matched.rps.median > 0,
+      `${name}: answered the matched mix (${Math.round(results[name].matched.rps.median)} rps)`,
+    );
     check(results[name].idleMb.median > 0, `${name}: memory measured (idle ${results[name].idleMb.median} MB)`);
     const { young, full } = results[name].gcs;
     check(

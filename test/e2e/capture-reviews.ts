@@ -4,19 +4,19 @@
 // installs it, pointed at a loopback recorder that allows every request, and writes as users and the controller do: classes, snapshots and a
 // pre-provisioned content with `kubectl apply`, then the controller's own writes (the contents it creates, the
 // class it sets, the references it binds). Every body the apiserver sent is written, as it arrived, to
-// test/fixtures/bench/captured-reviews.json (or to `--out FILE`), with its metadata, managedFields and kubectl's
+// the capture file of that release's mix (or to `--out FILE`), with its metadata, managedFields and kubectl's
 // last-applied copy. It then checks that the capture holds every review the mix picks, and prints
-// `N passed, N failed` (CI runs it with `--out`). Every process it starts is stopped by its pid.
-// The mix comes from 1.20: there the configuration sends the webhook every write, as upstream's always does. On 1.30
-// and later its matchConditions leave snapshots and classes that are not defaults to the CRDs' CEL rules, so a
-// capture there holds only contents and default classes. It runs in a network namespace of its own where only
-// loopback exists (test/helpers/netns.mjs), as the end-to-end suite does.
+// `N passed, N failed` (CI runs it with `--out` on both releases). Every process it starts is stopped by its pid.
+// On 1.20 the configuration sends the webhook every write, as upstream's always does: the `every-write` mix,
+// test/fixtures/bench/captured-reviews-1.20.json. On 1.36 its matchConditions leave snapshots and classes that are not
+// defaults to the CRDs' CEL rules, so the capture holds only contents and default classes: the `matched` mix,
+// captured-reviews-1.36.json. It runs in a network namespace of its own where only loopback exists
+// (test/helpers/netns.mjs), as the end-to-end suite does.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
@@ -25,7 +25,7 @@ import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { freePort, stopAll, waitFor, type Started } from './processes.js';
 import { startController } from './snapshot-controller.js';
-import { mixEntries } from '../bench/mix.mjs';
+import { MIXES, mixEntries } from '../bench/mix.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { CONTROLLER_USER, DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
 import { webhookConfiguration } from './webhook.js';
@@ -35,7 +35,9 @@ reexecInNetns((why) => {
   console.log('capture: 0 passed, 1 failed');
 });
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
-const OUT = values.out ?? fileURLToPath(new URL('../fixtures/bench/captured-reviews.json', import.meta.url));
+/** The mix this release's configuration sends: every write before matchConditions, then only what they pass on. */
+const MIX = kube.admissionPolicies ? 'matched' : 'every-write';
+const OUT = values.out ?? MIXES[MIX].capture;
 /** The classes of test/fixtures/classes/classes.yaml (what the bench serves), so the captured names resolve there. */
 const DEFAULT_CLASS = 'csi-hostpath-snapclass';
 
@@ -100,13 +102,14 @@ function apply(kubeconfig: string, manifest: Record<string, unknown>): Promise<v
   });
 }
 
-const snapClass = (name: string, isDefault: boolean, labels: Record<string, string> = {}): Record<string, unknown> => ({
+/** A class of the driver; `isDefault` is the value of its default-class annotation, none when undefined. */
+const snapClass = (name: string, isDefault?: 'true' | 'false', labels: Record<string, string> = {}): Record<string, unknown> => ({
   apiVersion: 'snapshot.storage.k8s.io/v1',
   kind: 'VolumeSnapshotClass',
   metadata: {
     name,
     labels: { 'app.kubernetes.io/part-of': 'csi-driver-host-path', ...labels },
-    ...(isDefault ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}),
+    ...(isDefault === undefined ? {} : { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': isDefault } }),
   },
   driver: DRIVER,
   deletionPolicy: 'Delete',
@@ -132,24 +135,25 @@ try {
     .makeApiClient(AdmissionregistrationV1Api)
     .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, caBundle) as never });
   // The apiserver calls a new webhook once it has loaded the configuration: a probe class changed until it does.
+  // Its annotation says it is not a default; that it has one at all is what 1.30+'s matchConditions pass on.
   let attempt = 0;
   await waitFor(
     'the apiserver calls the recorder',
     async () => {
-      await apply(kubeconfig, snapClass('capture-probe', false, { attempt: String((attempt += 1)) }));
+      await apply(kubeconfig, snapClass('capture-probe', 'false', { attempt: String((attempt += 1)) }));
       return reviews.length > 0;
     },
     30_000,
     500,
   );
   reviews.length = 0;
-  await apply(kubeconfig, snapClass(DEFAULT_CLASS, true));
+  await apply(kubeconfig, snapClass(DEFAULT_CLASS, 'true'));
   await objects.boundClaim('data', DRIVER, { app: 'postgres' });
   controller = startController(kube.controllerTool, dir, cluster);
 
   // Classes: a default class updated (a label), and a class that is not a default.
-  await apply(kubeconfig, snapClass(DEFAULT_CLASS, true, { tier: 'standard' }));
-  await apply(kubeconfig, snapClass('csi-hostpath-archive', false));
+  await apply(kubeconfig, snapClass(DEFAULT_CLASS, 'true', { tier: 'standard' }));
+  await apply(kubeconfig, snapClass('csi-hostpath-archive'));
   // Dynamic snapshots of the claim: one naming its class, one left to the default (the controller sets it).
   const snapshot = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
     apiVersion: 'snapshot.storage.k8s.io/v1',
@@ -199,14 +203,14 @@ try {
   // The controller's follow-up writes (finalizers, annotations) settle within a few of its retries.
   await new Promise((resolve) => setTimeout(resolve, 5000));
   // Last, a second default for the driver (the recorder allows it; the controller would then find two).
-  await apply(kubeconfig, snapClass('second', true));
+  await apply(kubeconfig, snapClass('second', 'true'));
   writeFileSync(OUT, `${JSON.stringify({ kube: kube.version, controller: kube.controllerTool, reviews }, null, 2)}\n`);
   for (const r of reviews) console.log(`${described(r)}: ${JSON.stringify(r).length} bytes`);
   console.log(`capture: ${reviews.length} reviews written to ${OUT}`);
   written = true;
   let failed = 0;
   try {
-    console.log(`capture: every one of the mix's ${mixEntries(OUT).length} entries found`);
+    console.log(`capture: every one of the ${MIX} mix's ${mixEntries(MIX, OUT).length} entries found`);
   } catch (error) {
     failed = 1;
     console.log(`capture: ${(error as Error).message}`);
