@@ -1,9 +1,11 @@
 // The request mixes: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews-*.json,
 // written by `npm run bench:capture`: full size, with metadata, managedFields and kubectl's last-applied copy), weighted
-// as a cluster sends them. Two mixes, one per webhook configuration:
+// as a cluster sends them. The writers are an admin with `kubectl apply`, and ServiceAccounts as in a cluster: the
+// snapshot-controller, a GitOps controller applying server-side and a backup tool. Two mixes, one per webhook
+// configuration:
 // - `every-write`, the main one: every snapshot write reaches the webhook, as with upstream's configuration, and with
 //   ours before Kubernetes 1.30 (the component without-match-conditions). Captured from kube-apiserver 1.20.2 and
-//   snapshot-controller v8.4.0. VolumeSnapshot creates most, then the controller's content creates and binding updates,
+//   snapshot-controller v8.4.0. VolumeSnapshot creates most (a third of them by the two tools), then the controller's content creates and binding updates,
 //   class writes (with default-class checks), and a few denials. Two denials are a captured review with one field
 //   changed, the write a user or a faulty client would make; on 1.36 the CRDs' own rules reject both before any webhook
 //   is called.
@@ -16,7 +18,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './servers.mjs';
 
-const CONTROLLER = 'snapshot-controller';
+/** Who writes (test/e2e/capture-reviews.ts): an admin with kubectl, and three ServiceAccounts. */
+const ADMIN = 'e2e-admin';
+const CONTROLLER = 'system:serviceaccount:kube-system:snapshot-controller';
+const GITOPS = 'system:serviceaccount:flux-system:kustomize-controller';
+const BACKUP = 'system:serviceaccount:velero:velero';
 
 /** Each mix's capture, and whether an entry belongs to it (`matched`: the entry reaches the webhook on 1.30+). */
 export const MIXES = {
@@ -24,14 +30,11 @@ export const MIXES = {
   matched: { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.36.json`, holds: (matched) => matched },
 };
 
-/** Whether a captured review is this user's (or the controller's), operation, kind and (a prefix of) name. */
+/** Whether a captured review is this user's, operation, kind and (a prefix of) name. */
 const isReview =
   (user, operation, kind, name) =>
   ({ request: r }) =>
-    (user === CONTROLLER) === (r.userInfo.username === CONTROLLER) &&
-    r.operation === operation &&
-    r.kind.kind === kind &&
-    r.name.startsWith(name);
+    r.userInfo.username === user && r.operation === operation && r.kind.kind === kind && r.name.startsWith(name);
 
 /** The first such captured review, copied. */
 function captured(reviews, user, operation, kind, name) {
@@ -47,11 +50,22 @@ function captured(reviews, user, operation, kind, name) {
  * the name or its prefix) and, for a denial made from an allowed write, the one field its object changes.
  */
 const ENTRIES = [
-  ['snapshot create, class named', 30, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'data-nightly'],
-  ['snapshot create, default class', 15, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'data-hourly'],
-  ['snapshot create, pre-provisioned content', 5, true, false, 'user', 'CREATE', 'VolumeSnapshot', 'restored'],
+  ['snapshot create, class named', 20, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'data-nightly'],
+  [
+    'snapshot create, applied server-side by a GitOps controller',
+    5,
+    true,
+    false,
+    GITOPS,
+    'CREATE',
+    'VolumeSnapshot',
+    'data-weekly',
+  ],
+  ['snapshot create by a backup tool', 5, true, false, BACKUP, 'CREATE', 'VolumeSnapshot', 'velero-data-'],
+  ['snapshot create, default class', 15, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'data-hourly'],
+  ['snapshot create, pre-provisioned content', 5, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'restored'],
   ['content create by the controller', 12, true, true, CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['content create, pre-provisioned', 3, true, true, 'user', 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
+  ['content create, pre-provisioned', 3, true, true, ADMIN, 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
   ['content update, the controller binds it', 8, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
   [
     'snapshot update, the controller sets the default class',
@@ -64,15 +78,15 @@ const ENTRIES = [
     'data-hourly',
   ],
   ['content update by the controller', 3, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['class create, not a default', 4, true, false, 'user', 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
-  ['class update, the default stays', 3, true, true, 'user', 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
-  ['class create, a second default (denied)', 3, false, true, 'user', 'CREATE', 'VolumeSnapshotClass', 'second'],
+  ['class create, not a default', 4, true, false, ADMIN, 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
+  ['class update, the default stays', 3, true, true, ADMIN, 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
+  ['class create, a second default (denied)', 3, false, true, ADMIN, 'CREATE', 'VolumeSnapshotClass', 'second'],
   [
     'snapshot create with both sources (denied)',
     5,
     false,
     false,
-    'user',
+    ADMIN,
     'CREATE',
     'VolumeSnapshot',
     'data-nightly',

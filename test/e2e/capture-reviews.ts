@@ -1,9 +1,11 @@
 // `npm run bench:capture`: the AdmissionReviews a real kube-apiserver sends, at full size, for the bench's request
 // mix (test/bench/mix.mjs). It starts the release E2E_KUBE names (1.20 unless set) with etcd and the real
 // snapshot-controller of that release, registers the project's ValidatingWebhookConfiguration as that release
-// installs it, pointed at a loopback recorder that allows every request, and writes as users and the controller do: classes, snapshots and a
-// pre-provisioned content with `kubectl apply`, then the controller's own writes (the contents it creates, the
-// class it sets, the references it binds). Every body the apiserver sent is written, as it arrived, to
+// installs it, pointed at a loopback recorder that allows every request, and writes as users, tools and the controller
+// do: classes, snapshots and a pre-provisioned content with `kubectl apply` by an admin; a snapshot applied server-side
+// by a GitOps controller and one created by a backup tool, each with its ServiceAccount's token; then the
+// controller's own writes (the contents it creates, the class it sets, the references it binds), as its
+// ServiceAccount, as it runs in a cluster. Every body the apiserver sent is written, as it arrived, to
 // the capture file of that release's mix (or to `--out FILE`), with its metadata, managedFields and kubectl's
 // last-applied copy. It then checks that the capture holds every review the mix picks, and prints
 // `N passed, N failed` (CI runs it with `--out` on both releases). Every process it starts is stopped by its pid.
@@ -18,7 +20,7 @@ import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
@@ -27,7 +29,7 @@ import { freePort, stopAll, waitFor, type Started } from './processes.js';
 import { startController } from './snapshot-controller.js';
 import { MIXES, mixEntries } from '../bench/mix.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
-import { CONTROLLER_USER, DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
+import { DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
 import { webhookConfiguration } from './webhook.js';
 
 reexecInNetns((why) => {
@@ -40,6 +42,18 @@ const MIX = kube.admissionPolicies ? 'matched' : 'every-write';
 const OUT = values.out ?? MIXES[MIX].capture;
 /** The classes of test/fixtures/classes/classes.yaml (what the bench serves), so the captured names resolve there. */
 const DEFAULT_CLASS = 'csi-hostpath-snapclass';
+/**
+ * The ServiceAccounts that write: the snapshot-controller as its manifests install it, a GitOps controller (Flux's
+ * kustomize-controller applies server-side) and a backup tool (Velero creates its snapshots), each with the RBAC
+ * it needs (here cluster-admin: what a review carries is the user, never the role).
+ */
+const ACCOUNTS = {
+  controller: { namespace: 'kube-system', name: 'snapshot-controller' },
+  gitops: { namespace: 'flux-system', name: 'kustomize-controller' },
+  backup: { namespace: 'velero', name: 'velero' },
+} as const;
+const username = ({ namespace, name }: { namespace: string; name: string }): string =>
+  `system:serviceaccount:${namespace}:${name}`;
 
 interface Review {
   request: {
@@ -90,16 +104,47 @@ async function startRecorder(): Promise<{ port: number; caBundle: string }> {
 }
 
 /**
- * `kubectl apply` of one manifest as the admin user: client-side apply, as most users still write. Asynchronous:
- * the recorder answering the apiserver runs in this process.
+ * One manifest written by kubectl: `how` is its verb and flags, `apply` (client-side apply, as most users still write)
+ * unless given. Asynchronous: the recorder answering the apiserver runs in this process.
  */
-function apply(kubeconfig: string, manifest: Record<string, unknown>): Promise<void> {
+function write(kubeconfig: string, manifest: Record<string, unknown>, how: string[] = ['apply']): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, 'apply', '-f', '-'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const child = spawn('kubectl', [`--kubeconfig=${kubeconfig}`, ...how, '-f', '-'], { stdio: ['pipe', 'ignore', 'inherit'] });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply exited ${String(code)}`))));
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl ${how[0]} exited ${String(code)}`))));
     child.stdin.end(JSON.stringify(manifest));
   });
+}
+const apply = (kubeconfig: string, manifest: Record<string, unknown>): Promise<void> => write(kubeconfig, manifest);
+
+/**
+ * A ServiceAccount bound to cluster-admin, and a kubeconfig with a token the apiserver issued for it (TokenRequest,
+ * as the kubelet asks for a pod's projected token): the admin kubeconfig with the token for the user.
+ */
+async function serviceAccountKubeconfig(kc: KubeConfig, adminKubeconfig: string, account: { namespace: string; name: string }) {
+  const core = kc.makeApiClient(CoreV1Api);
+  const { namespace, name } = account;
+  if (namespace !== 'kube-system') await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: `capture-${namespace}-${name}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  });
+  const issued = await core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = issued.status?.token;
+  if (token === undefined) throw new Error(`no token issued for ${namespace}/${name}`);
+  const config = JSON.parse(readFileSync(adminKubeconfig, 'utf8')) as { users: { user: Record<string, string> }[] };
+  config.users = config.users.map((u) => ({ ...u, user: { token } }));
+  const path = join(dir, `kubeconfig-${namespace}-${name}`);
+  writeFileSync(path, JSON.stringify(config));
+  return path;
 }
 
 /** A class of the driver; `isDefault` is the value of its default-class annotation, none when undefined. */
@@ -123,13 +168,9 @@ try {
   const objects = snapshotObjects(kc);
   await installCrds(kc, 'controller');
   await objects.core.createNamespace({ body: { metadata: { name: NS } } });
-  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-    body: {
-      metadata: { name: 'snapshot-controller-capture' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
-    },
-  });
+  const asController = await serviceAccountKubeconfig(kc, kubeconfig, ACCOUNTS.controller);
+  const asGitops = await serviceAccountKubeconfig(kc, kubeconfig, ACCOUNTS.gitops);
+  const asBackup = await serviceAccountKubeconfig(kc, kubeconfig, ACCOUNTS.backup);
   const { port, caBundle } = await startRecorder();
   await kc
     .makeApiClient(AdmissionregistrationV1Api)
@@ -149,16 +190,20 @@ try {
   reviews.length = 0;
   await apply(kubeconfig, snapClass(DEFAULT_CLASS, 'true'));
   await objects.boundClaim('data', DRIVER, { app: 'postgres' });
-  controller = startController(kube.controllerTool, dir, cluster);
+  controller = startController(kube.controllerTool, dir, cluster, asController);
 
   // Classes: a default class updated (a label), and a class that is not a default.
   await apply(kubeconfig, snapClass(DEFAULT_CLASS, 'true', { tier: 'standard' }));
   await apply(kubeconfig, snapClass('csi-hostpath-archive'));
   // Dynamic snapshots of the claim: one naming its class, one left to the default (the controller sets it).
-  const snapshot = (name: string, spec: Record<string, unknown>): Record<string, unknown> => ({
+  const snapshot = (
+    name: string,
+    spec: Record<string, unknown>,
+    labels: Record<string, string> = { app: 'postgres', 'backup.example.com/schedule': 'nightly' },
+  ): Record<string, unknown> => ({
     apiVersion: 'snapshot.storage.k8s.io/v1',
     kind: 'VolumeSnapshot',
-    metadata: { name, namespace: NS, labels: { app: 'postgres', 'backup.example.com/schedule': 'nightly' } },
+    metadata: { name, namespace: NS, labels },
     spec,
   });
   await apply(
@@ -166,6 +211,19 @@ try {
     snapshot('data-nightly', { volumeSnapshotClassName: DEFAULT_CLASS, source: { persistentVolumeClaimName: 'data' } }),
   );
   await apply(kubeconfig, snapshot('data-hourly', { source: { persistentVolumeClaimName: 'data' } }));
+  // The same claim's snapshot kept in Git, applied server-side by the GitOps controller (no last-applied copy; the
+  // fields it owns in managedFields), and one a backup tool creates (a plain create, as its client library does).
+  const fromGit = snapshot('data-weekly', {
+    volumeSnapshotClassName: DEFAULT_CLASS,
+    source: { persistentVolumeClaimName: 'data' },
+  });
+  await write(asGitops, fromGit, ['apply', '--server-side', `--field-manager=${ACCOUNTS.gitops.name}`]);
+  const backup = snapshot(
+    'velero-data-7xk2p',
+    { volumeSnapshotClassName: DEFAULT_CLASS, source: { persistentVolumeClaimName: 'data' } },
+    { 'velero.io/backup-name': 'nightly-20261127020000', 'velero.io/pvc-name': 'data' },
+  );
+  await write(asBackup, backup, ['create']);
   // A pre-provisioned content and the snapshot that names it (the controller binds them).
   await apply(kubeconfig, {
     apiVersion: 'snapshot.storage.k8s.io/v1',
@@ -184,7 +242,10 @@ try {
 
   const byController = (kind: string, operation: string): number =>
     reviews.filter(
-      (r) => r.request.userInfo.username === CONTROLLER_USER && r.request.kind.kind === kind && r.request.operation === operation,
+      (r) =>
+        r.request.userInfo.username === username(ACCOUNTS.controller) &&
+        r.request.kind.kind === kind &&
+        r.request.operation === operation,
     ).length;
   await waitFor(
     "the controller's writes",
@@ -194,7 +255,7 @@ try {
       return (
         (bound.spec?.volumeSnapshotRef as { uid?: string }).uid !== undefined &&
         hourly.spec?.volumeSnapshotClassName !== undefined &&
-        byController('VolumeSnapshotContent', 'CREATE') >= 2
+        byController('VolumeSnapshotContent', 'CREATE') >= 4
       );
     },
     60_000,

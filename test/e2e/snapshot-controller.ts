@@ -6,13 +6,18 @@ import { CONTROLLER_USER } from './snapshot-objects.js';
 import type { TestCluster } from './cluster.js';
 
 /**
- * Starts the snapshot-controller of a tools-folder entry (unpacked into `dir`) as its own user, with group
- * snapshots on and quick retries.
+ * Starts the snapshot-controller of a tools-folder entry (unpacked into `dir`) as its own user (or with the
+ * credentials of `kubeconfig`), with group snapshots on and quick retries.
  */
-export function startController(tool: string, dir: string, cluster: TestCluster): Started {
+export function startController(
+  tool: string,
+  dir: string,
+  cluster: TestCluster,
+  kubeconfig = cluster.kubeconfigFor(CONTROLLER_USER),
+): Started {
   const binary = unpackTool(tool, join(dir, tool));
   return startProcess(binary, [
-    `--kubeconfig=${cluster.kubeconfigFor(CONTROLLER_USER)}`,
+    `--kubeconfig=${kubeconfig}`,
     '--leader-election=false',
     '--feature-gates=CSIVolumeGroupSnapshot=true',
     '--retry-interval-start=500ms',
