@@ -121,7 +121,11 @@ const apply = (kubeconfig: string, manifest: Record<string, unknown>): Promise<v
  * A ServiceAccount bound to cluster-admin, and a kubeconfig with a token the apiserver issued for it (TokenRequest,
  * as the kubelet asks for a pod's projected token): the admin kubeconfig with the token for the user.
  */
-async function serviceAccountKubeconfig(kc: KubeConfig, adminKubeconfig: string, account: { namespace: string; name: string }) {
+async function serviceAccountKubeconfig(
+  kc: KubeConfig,
+  adminKubeconfig: string,
+  account: { namespace: string; name: string },
+): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const { namespace, name } = account;
   if (namespace !== 'kube-system') await core.createNamespace({ body: { metadata: { name: namespace } } });
