@@ -1,14 +1,14 @@
-// The request mixes: AdmissionReviews exactly as a real kube-apiserver sent them (test/fixtures/bench/captured-reviews-*.json,
-// written by `npm run bench:capture`: full size, with metadata, managedFields and kubectl's last-applied copy), weighted
-// as a cluster sends them. The writers are an admin with `kubectl apply`, and ServiceAccounts as in a cluster: the
-// snapshot-controller, a GitOps controller applying server-side and a backup tool. Two mixes, one per webhook
-// configuration:
+// The request mixes: AdmissionReviews exactly as a real kube-apiserver sent them
+// (test/fixtures/bench/captured-reviews-*.json, written by `npm run bench:capture`: full size, with metadata,
+// managedFields and kubectl's last-applied copy), weighted as a cluster sends them. The writers are an admin with
+// `kubectl apply`, and ServiceAccounts as in a cluster: the snapshot-controller, a GitOps controller applying
+// server-side and a backup tool. Two mixes, one per webhook configuration:
 // - `every-write`, the main one: every snapshot write reaches the webhook, as with upstream's configuration, and with
 //   ours before Kubernetes 1.30 (the component without-match-conditions). Captured from kube-apiserver 1.20.2 and
-//   snapshot-controller v8.4.0. VolumeSnapshot creates most (a third of them by the two tools), then the controller's content creates and binding updates,
-//   class writes (with default-class checks), and a few denials. Two denials are a captured review with one field
-//   changed, the write a user or a faulty client would make; on 1.36 the CRDs' own rules reject both before any webhook
-//   is called.
+//   snapshot-controller v8.4.0. VolumeSnapshot creates most (10 of them by the two tools), then the controller's
+//   content creates and binding updates, class writes (with default-class checks), and a few denials. Two denials
+//   are a captured review with one field changed, the write a user or a faulty client would make; on 1.36 the CRDs'
+//   own rules reject both before any webhook is called.
 // - `matched`: what the shipped configuration's matchConditions pass on from 1.30 on, contents and default classes only;
 //   the same entries and weights, less those the conditions or the CRDs' rules stop first. Captured from
 //   kube-apiserver 1.36.2 and snapshot-controller v8.6.0 with the configuration as 1.36 installs it.
@@ -24,10 +24,10 @@ const CONTROLLER = 'system:serviceaccount:kube-system:snapshot-controller';
 const GITOPS = 'system:serviceaccount:flux-system:kustomize-controller';
 const BACKUP = 'system:serviceaccount:velero:velero';
 
-/** Each mix's capture, and whether an entry belongs to it (`matched`: the entry reaches the webhook on 1.30+). */
+/** Each mix's capture, and whether it holds only the entries that reach the webhook on 1.30+ (`matched` below). */
 export const MIXES = {
-  'every-write': { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.20.json`, holds: () => true },
-  matched: { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.36.json`, holds: (matched) => matched },
+  'every-write': { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.20.json`, onlyMatched: false },
+  matched: { capture: `${ROOT}test/fixtures/bench/captured-reviews-1.36.json`, onlyMatched: true },
 };
 
 /** Whether a captured review is this user's, operation, kind and (a prefix of) name. */
@@ -44,85 +44,137 @@ function captured(reviews, user, operation, kind, name) {
 }
 
 /**
- * The entries: what each is, its weight out of 100, whether ours allows it against the bench's classes
- * (test/unit/bench-mix.test.ts checks each), whether it reaches the webhook on 1.30+ (in the `matched` mix; the
- * test checks that against the 1.36 capture), which captured review it is (who wrote it, the operation, the kind,
- * the name or its prefix) and, for a denial made from an allowed write, the one field its object changes.
+ * The entries: what each is (`name`), its weight out of 100, whether ours allows it against the bench's classes
+ * (test/unit/bench-mix.test.ts checks each), whether it reaches the webhook on 1.30+ (`matched`: in the matched mix;
+ * the test checks that against the 1.36 capture), which captured review it is (`of`: who wrote it, the operation, the
+ * kind, the name or its prefix) and, for a denial made from an allowed write, the one field its object changes.
  */
 const ENTRIES = [
-  ['snapshot create, class named', 20, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'data-nightly'],
-  [
-    'snapshot create, applied server-side by a GitOps controller',
-    5,
-    true,
-    false,
-    GITOPS,
-    'CREATE',
-    'VolumeSnapshot',
-    'data-weekly',
-  ],
-  ['snapshot create by a backup tool', 5, true, false, BACKUP, 'CREATE', 'VolumeSnapshot', 'velero-data-'],
-  ['snapshot create, default class', 15, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'data-hourly'],
-  ['snapshot create, pre-provisioned content', 5, true, false, ADMIN, 'CREATE', 'VolumeSnapshot', 'restored'],
-  ['content create by the controller', 12, true, true, CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['content create, pre-provisioned', 3, true, true, ADMIN, 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
-  ['content update, the controller binds it', 8, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
-  [
-    'snapshot update, the controller sets the default class',
-    4,
-    true,
-    false,
-    CONTROLLER,
-    'UPDATE',
-    'VolumeSnapshot',
-    'data-hourly',
-  ],
-  ['content update by the controller', 3, true, true, CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
-  ['class create, not a default', 4, true, false, ADMIN, 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
-  ['class update, the default stays', 3, true, true, ADMIN, 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
-  ['class create, a second default (denied)', 3, false, true, ADMIN, 'CREATE', 'VolumeSnapshotClass', 'second'],
-  [
-    'snapshot create with both sources (denied)',
-    5,
-    false,
-    false,
-    ADMIN,
-    'CREATE',
-    'VolumeSnapshot',
-    'data-nightly',
-    (o) => (o.spec.source.volumeSnapshotContentName = 'restored-content'),
-  ],
-  [
-    "content update changing the source's volume handle (denied)",
-    5,
-    false,
-    false,
-    CONTROLLER,
-    'UPDATE',
-    'VolumeSnapshotContent',
-    'snapcontent-',
-    (o) => (o.spec.source.volumeHandle = 'vol-other'),
-  ],
+  {
+    name: 'snapshot create, class named',
+    weight: 20,
+    allowed: true,
+    matched: false,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshot', 'data-nightly'],
+  },
+  {
+    name: 'snapshot create, applied server-side by a GitOps controller',
+    weight: 5,
+    allowed: true,
+    matched: false,
+    of: [GITOPS, 'CREATE', 'VolumeSnapshot', 'data-weekly'],
+  },
+  {
+    name: 'snapshot create by a backup tool',
+    weight: 5,
+    allowed: true,
+    matched: false,
+    of: [BACKUP, 'CREATE', 'VolumeSnapshot', 'velero-data-'],
+  },
+  {
+    name: 'snapshot create, default class',
+    weight: 15,
+    allowed: true,
+    matched: false,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshot', 'data-hourly'],
+  },
+  {
+    name: 'snapshot create, pre-provisioned content',
+    weight: 5,
+    allowed: true,
+    matched: false,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshot', 'restored'],
+  },
+  {
+    name: 'content create by the controller',
+    weight: 12,
+    allowed: true,
+    matched: true,
+    of: [CONTROLLER, 'CREATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  },
+  {
+    name: 'content create, pre-provisioned',
+    weight: 3,
+    allowed: true,
+    matched: true,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshotContent', 'restored-content'],
+  },
+  {
+    name: 'content update, the controller binds it',
+    weight: 8,
+    allowed: true,
+    matched: true,
+    of: [CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'restored-content'],
+  },
+  {
+    name: 'snapshot update, the controller sets the default class',
+    weight: 4,
+    allowed: true,
+    matched: false,
+    of: [CONTROLLER, 'UPDATE', 'VolumeSnapshot', 'data-hourly'],
+  },
+  {
+    name: 'content update by the controller',
+    weight: 3,
+    allowed: true,
+    matched: true,
+    of: [CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
+  },
+  {
+    name: 'class create, not a default',
+    weight: 4,
+    allowed: true,
+    matched: false,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshotClass', 'csi-hostpath-archive'],
+  },
+  {
+    name: 'class update, the default stays',
+    weight: 3,
+    allowed: true,
+    matched: true,
+    of: [ADMIN, 'UPDATE', 'VolumeSnapshotClass', 'csi-hostpath-snapclass'],
+  },
+  {
+    name: 'class create, a second default (denied)',
+    weight: 3,
+    allowed: false,
+    matched: true,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshotClass', 'second'],
+  },
+  {
+    name: 'snapshot create with both sources (denied)',
+    weight: 5,
+    allowed: false,
+    matched: false,
+    of: [ADMIN, 'CREATE', 'VolumeSnapshot', 'data-nightly'],
+    change: (o) => (o.spec.source.volumeSnapshotContentName = 'restored-content'),
+  },
+  {
+    name: "content update changing the source's volume handle (denied)",
+    weight: 5,
+    allowed: false,
+    matched: false,
+    of: [CONTROLLER, 'UPDATE', 'VolumeSnapshotContent', 'snapcontent-'],
+    change: (o) => (o.spec.source.volumeHandle = 'vol-other'),
+  },
 ];
 
 /** A mix's entries (`every-write` or `matched`), from its committed capture or from `file`, a new one. */
 export function mixEntries(mix = 'every-write', file = MIXES[mix].capture) {
   const { reviews } = JSON.parse(readFileSync(file, 'utf8'));
-  return ENTRIES.filter(([, , , matched]) => MIXES[mix].holds(matched)).map(
-    ([name, weight, allowed, , user, operation, kind, prefix, change]) => {
-      const review = captured(reviews, user, operation, kind, prefix);
-      change?.(review.request.object);
-      return { name, weight, allowed, review };
-    },
-  );
+  return ENTRIES.filter((e) => e.matched || !MIXES[mix].onlyMatched).map(({ name, weight, allowed, of, change }) => {
+    const review = captured(reviews, ...of);
+    change?.(review.request.object);
+    return { name, weight, allowed, review };
+  });
 }
 
 /** The entries of `every-write` that the `matched` mix leaves out: whether each was changed, and its review's test. */
 export function entriesLeftOut() {
-  return ENTRIES.filter(([, , , matched]) => !matched).map(([name, , , , user, operation, kind, prefix, change]) => ({
+  return ENTRIES.filter((e) => !e.matched).map(({ name, of, change }) => ({
     name,
     changed: change !== undefined,
-    isReview: isReview(user, operation, kind, prefix),
+    isReview: isReview(...of),
   }));
 }
 
