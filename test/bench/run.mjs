@@ -89,30 +89,33 @@ const start = (name, more = {}) => startServer(SERVERS[name].kind, { certs, logF
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
+/** A load run, and the server's CPU per request over it (all threads and the kernel: /proc/PID/stat). */
+async function loadWithCpu(pid, options) {
+  const cpu0 = cpuSeconds(pid);
+  const result = await runLoad(options);
+  return { ...result, cpuUsPerRequest: ((cpuSeconds(pid) - cpu0) * 1e6) / result.requests };
+}
+
 async function measureLoad(name) {
   // Each collection logged (--trace-gc; Go: gctrace), to count them over the saturation run.
   const server = await start(name, { traceGc: true });
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
     await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
-    const cpu0 = cpuSeconds(server.pid);
     const gc0 = server.gcs();
-    const saturation = await runLoad({ ...load, connections: CONNECTIONS, duration });
-    const cpuUsPerRequest = ((cpuSeconds(server.pid) - cpu0) * 1e6) / saturation.requests;
+    const saturation = await loadWithCpu(server.pid, { ...load, connections: CONNECTIONS, duration });
     const gcs = gcsPerThousand(gc0, server.gcs(), saturation.requests);
     const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
     // The traffic 1.30+ sends through the shipped matchConditions: contents and default classes only.
     const matchedLoad = { ...load, bodies: matchedBodies, connections: CONNECTIONS };
     await runLoad({ ...matchedLoad, duration: 1 });
-    const cpu1 = cpuSeconds(server.pid);
-    const matched = await runLoad({ ...matchedLoad, duration });
-    const matchedCpuUs = ((cpuSeconds(server.pid) - cpu1) * 1e6) / matched.requests;
+    const matched = await loadWithCpu(server.pid, { ...matchedLoad, duration });
     return {
       saturation,
       fixed,
-      matched: { ...matched, cpuUsPerRequest: matchedCpuUs },
-      cpuUsPerRequest,
+      matched,
+      cpuUsPerRequest: saturation.cpuUsPerRequest,
       gcs,
       peakRssMb: peakMb,
       rssAfterLoadMb: rssMb(server.pid),

@@ -7,11 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { deploymentSecurity, memoryLimitMb, type DeploymentSecurity } from '../helpers/deployment.mjs';
 import type { TestCluster } from './cluster.js';
 import { podCgroup, type PodCgroup } from './pod-cgroup.js';
 import { runtimeDefaultSeccomp, SECCOMP_LOADER } from './pod-seccomp.js';
+import { serviceAccountToken } from './service-account-token.js';
 import { processUser, volumeOwnership, type Ownership } from './pod-user.js';
 
 const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
@@ -62,11 +63,7 @@ export async function podIdentity(cluster: TestCluster, dir: string): Promise<Po
   const name = account?.metadata?.name;
   const namespace = account?.metadata?.namespace;
   if (name === undefined || namespace === undefined) throw new Error('manifests/base: no ServiceAccount with a namespace');
-  const request = await kc
-    .makeApiClient(CoreV1Api)
-    .createNamespacedServiceAccountToken({ name, namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
-  const token = request.status?.token;
-  if (token === undefined) throw new Error(`no token issued for ${namespace}/${name}`);
+  const token = await serviceAccountToken(kc, namespace, name);
   const secretsDir = join(dir, 'serviceaccount');
   mkdirSync(secretsDir, { recursive: true });
   writeFileSync(join(secretsDir, 'token'), token);

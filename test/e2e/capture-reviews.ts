@@ -26,6 +26,7 @@ import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { freePort, stopAll, waitFor, type Started } from './processes.js';
+import { serviceAccountToken } from './service-account-token.js';
 import { startController } from './snapshot-controller.js';
 import { MIXES, mixEntries } from '../bench/mix.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
@@ -137,13 +138,7 @@ async function serviceAccountKubeconfig(
       subjects: [{ kind: 'ServiceAccount', name, namespace }],
     },
   });
-  const issued = await core.createNamespacedServiceAccountToken({
-    name,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const token = issued.status?.token;
-  if (token === undefined) throw new Error(`no token issued for ${namespace}/${name}`);
+  const token = await serviceAccountToken(kc, namespace, name);
   const config = JSON.parse(readFileSync(adminKubeconfig, 'utf8')) as { users: { user: Record<string, string> }[] };
   config.users = config.users.map((u) => ({ ...u, user: { token } }));
   const path = join(dir, `kubeconfig-${namespace}-${name}`);
