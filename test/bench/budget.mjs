@@ -22,15 +22,7 @@ import { reexecInNetns } from '../helpers/netns.mjs';
 import { startBench } from './bench-setup.mjs';
 import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { commandLine, replaceBlock } from './report.mjs';
-import {
-  bundleLibrariesFloor,
-  cpuSeconds,
-  gcsPerThousand,
-  runLoad,
-  SERVER_LABELS,
-  startServer,
-  statSeconds,
-} from './servers.mjs';
+import { bundleLibrariesFloor, gcsPerThousand, loadWithCpu, runLoad, SERVER_LABELS, startServer } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -76,22 +68,17 @@ async function measure(name) {
   try {
     const load = { url: server.url, ca: certs.ca, bodies, connections };
     await runLoad({ ...load, duration: WARM_UP_S });
-    const cpu0 = cpuSeconds(server.pid);
-    const mainStat = `/proc/${server.pid}/task/${server.pid}/stat`;
-    const main0 = statSeconds(mainStat);
     const gc0 = server.gcs();
-    const result = await runLoad({ ...load, duration });
+    const result = await loadWithCpu(server.pid, { ...load, duration });
     const gcs = gcsPerThousand(gc0, server.gcs(), result.requests);
-    const per = (seconds) => (seconds * 1e6) / result.requests;
-    const main1 = statSeconds(mainStat);
     // As `npm run bench` measures it: after the saturation run, 10 connections, open loop.
     const fixed = AT_FIXED_RATE.has(name) ? await runLoad({ ...load, connections: 10, duration, rate: 1000 }) : undefined;
     return {
       readyMs: server.readyMs,
       rps: result.rps,
-      cpuUs: per(cpuSeconds(server.pid) - cpu0),
-      mainUserUs: per(main1.user - main0.user),
-      mainSystemUs: per(main1.system - main0.system),
+      cpuUs: result.cpuUsPerRequest,
+      mainUserUs: result.mainUserUs,
+      mainSystemUs: result.mainSystemUs,
       p99Ms: result.latency.p99,
       fixedP99Ms: fixed?.latency.p99,
       gcs,

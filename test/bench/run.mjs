@@ -22,8 +22,8 @@ import { commandLine, r1, writeReport } from './report.mjs';
 import { countClasses, FIXTURE_CLASSES } from './mix.mjs';
 import { decisionP99 } from './scaling.mjs';
 import {
-  cpuSeconds,
   gcsPerThousand,
+  loadWithCpu,
   deploymentArgs,
   deploymentEnv,
   deploymentNodeOptions,
@@ -90,12 +90,6 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) 
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
 /** A load run, and the server's CPU per request over it (all threads and the kernel: /proc/PID/stat). */
-async function loadWithCpu(pid, options) {
-  const cpu0 = cpuSeconds(pid);
-  const result = await runLoad(options);
-  return { ...result, cpuUsPerRequest: ((cpuSeconds(pid) - cpu0) * 1e6) / result.requests };
-}
-
 async function measureLoad(name) {
   // Each collection logged (--trace-gc; Go: gctrace), to count them over the saturation run.
   const server = await start(name, { traceGc: true });

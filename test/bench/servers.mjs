@@ -173,6 +173,26 @@ export function cpuSeconds(pid) {
   return user + system;
 }
 
+/**
+ * Runs a load against the server at `pid` and reads its CPU around exactly that load: per request, over all its
+ * threads and the kernel (/proc/PID/stat), and on its main thread in user and in system time.
+ */
+export async function loadWithCpu(pid, options) {
+  const mainStat = `/proc/${pid}/task/${pid}/stat`;
+  const cpu0 = cpuSeconds(pid);
+  const main0 = statSeconds(mainStat);
+  const result = await runLoad(options);
+  const cpu1 = cpuSeconds(pid);
+  const main1 = statSeconds(mainStat);
+  const per = (seconds) => (seconds * 1e6) / result.requests;
+  return {
+    ...result,
+    cpuUsPerRequest: per(cpu1 - cpu0),
+    mainUserUs: per(main1.user - main0.user),
+    mainSystemUs: per(main1.system - main0.system),
+  };
+}
+
 /** The highest resident set size since the process started (VmHWM), in MB. */
 export function peakRssMb(pid) {
   const kb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
