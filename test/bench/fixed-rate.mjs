@@ -4,21 +4,22 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 
-export async function fixedRate({ url, ca, bodies, rate, duration }) {
+export async function fixedRate({ url, ca, bodies, rate, duration, timeoutMs = 10_000 }) {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   // One second at the rate first, not measured: it opens the TLS connections (a burst of handshakes would
   // otherwise dominate the tail) and warms the JIT, as a running apiserver's connection pool would be.
-  await openLoop({ url, ca, bodies, rate, duration: 1, agent });
-  const result = await openLoop({ url, ca, bodies, rate, duration, agent });
+  await openLoop({ url, ca, bodies, rate, duration: 1, agent, timeoutMs });
+  const result = await openLoop({ url, ca, bodies, rate, duration, agent, timeoutMs });
   agent.destroy();
   return result;
 }
 
-async function openLoop({ url, ca, bodies, rate, duration, agent }) {
+async function openLoop({ url, ca, bodies, rate, duration, agent, timeoutMs }) {
   const target = new URL(url);
   const caPem = readFileSync(ca);
   const latencies = [];
   let errors = 0;
+  let timeouts = 0;
   let non2xx = 0;
   let sent = 0;
   const total = Math.round(rate * duration);
@@ -37,7 +38,7 @@ async function openLoop({ url, ca, bodies, rate, duration, agent }) {
           servername: 'localhost',
           agent,
           headers: { 'content-type': 'application/json' },
-          timeout: 10_000,
+          timeout: timeoutMs,
         },
         (res) => {
           res.resume();
@@ -48,8 +49,15 @@ async function openLoop({ url, ca, bodies, rate, duration, agent }) {
           });
         },
       );
+      // Node only reports the socket's timeout; the request is ended here, counted as a timeout, not an error.
+      let timedOut = false;
+      req.on('timeout', () => {
+        timedOut = true;
+        req.destroy(new Error('timed out'));
+      });
       req.on('error', () => {
-        errors += 1;
+        if (timedOut) timeouts += 1;
+        else errors += 1;
         if (++finished === total) resolve();
       });
       req.end(body);
@@ -79,7 +87,7 @@ async function openLoop({ url, ca, bodies, rate, duration, agent }) {
       mean: latencies.reduce((s, x) => s + x, 0) / latencies.length,
     },
     errors,
-    timeouts: 0,
+    timeouts,
     non2xx,
   };
 }

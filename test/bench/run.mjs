@@ -204,8 +204,7 @@ const summarise = (list, startList) => ({
   idleMb: spread(startList.map((s) => s.idleMb)),
   startToReadyMs: spread(startList.map((s) => s.readyMs)),
   errors: list.reduce(
-    (n, m) =>
-      n + [m.saturation, m.matched].reduce((k, l) => k + l.errors + l.timeouts + l.non2xx, 0) + m.fixed.errors + m.fixed.non2xx,
+    (n, m) => n + [m.saturation, m.matched, m.fixed].reduce((k, l) => k + l.errors + l.timeouts + l.non2xx, 0),
     0,
   ),
 });
