@@ -109,7 +109,6 @@ async function measureLoad(name) {
       saturation,
       fixed,
       matched,
-      cpuUsPerRequest: saturation.cpuUsPerRequest,
       gcs,
       peakRssMb: peakMb,
       rssAfterLoadMb: rssMb(server.pid),
@@ -187,7 +186,7 @@ const summarise = (list, startList) => ({
   rps: spread(list.map((m) => m.saturation.rps)),
   saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)) },
   fixed1000: { p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)) },
-  cpuUsPerRequest: spread(list.map((m) => m.cpuUsPerRequest)),
+  cpuUsPerRequest: spread(list.map((m) => m.saturation.cpuUsPerRequest)),
   matched: {
     rps: spread(list.map((m) => m.matched.rps)),
     p50: spread(list.map((m) => m.matched.latency.p50)),
@@ -227,8 +226,8 @@ const startDiff = (a, b, pick) =>
 const ratios = {
   throughputOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.rps),
   throughputOursOverBare: within('ours', 'bare', (m) => m.saturation.rps),
-  cpuOursOverUpstream: within('ours', 'upstream', (m) => m.cpuUsPerRequest),
-  cpuOursOverBare: within('ours', 'bare', (m) => m.cpuUsPerRequest),
+  cpuOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.cpuUsPerRequest),
+  cpuOursOverBare: within('ours', 'bare', (m) => m.saturation.cpuUsPerRequest),
   p99SaturationOursOverBare: within('ours', 'bare', (m) => m.saturation.latency.p99),
   peakRssOursOverLimit: spread(load.ours.map((m) => m.peakRssMb / memoryLimitMb())),
   p99SaturationOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.latency.p99),
@@ -245,7 +244,7 @@ const ratios = {
     ? {}
     : {
         throughputBeforeOverUpstream: within('before', 'upstream', (m) => m.saturation.rps),
-        cpuBeforeOverUpstream: within('before', 'upstream', (m) => m.cpuUsPerRequest),
+        cpuBeforeOverUpstream: within('before', 'upstream', (m) => m.saturation.cpuUsPerRequest),
         peakRssBeforeOverLimit: spread(load.before.map((m) => m.peakRssMb / memoryLimitMb())),
         p99SaturationBeforeOverUpstream: within('before', 'upstream', (m) => m.saturation.latency.p99),
         p99At1000BeforeOverUpstream: within('before', 'upstream', (m) => m.fixed.latency.p99),
