@@ -30,6 +30,7 @@ export const BOUNDS = {
   pageSize: 500,
   handshakeLogSeconds: 60,
   watchLineChars: 4 * 1024 * 1024,
+  decisionsHeld: 1000,
 } as const;
 
 export type BoundName = keyof typeof BOUNDS;
@@ -66,4 +67,6 @@ export const BOUND_REASONS: Readonly<Record<BoundName, string>> = {
   pageSize: 'objects per list page of `audit`: one page of the largest snapshot objects stays a few MB',
   watchLineChars:
     'one event of a class watch: etcd keeps an object under 1.5 MiB; a longer line ends the watch with an error, and it is retried',
+  decisionsHeld:
+    'answered reviews waiting for the end of the event-loop turn to be logged and counted; at the bound they are recorded at once',
 };

@@ -5,6 +5,7 @@ import { reviewAdmission, type ReviewOutcome } from '../admission/review.js';
 import type { Logger } from '../log/logger.js';
 import type { ReviewSettings } from '../rules/decide-request.js';
 import { logDecision } from './decision-log.js';
+import { DecisionRecords } from './decision-records.js';
 import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
 
@@ -28,12 +29,18 @@ declare module 'fastify' {
 
 /**
  * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
- * accepts), reviewed, logged, counted and answered. The apiserver appends `?timeout=5s`; fastify routes
+ * accepts), reviewed and answered; the decision is logged and counted at the end of the turn (decision-records.ts). The apiserver appends `?timeout=5s`; fastify routes
  * without the query.
  */
 export const admissionRoutes = fp(
   async (app: FastifyInstance, options: AdmissionRouteOptions) => {
     const { review, logger, metrics, onDecision } = options;
+    const records = new DecisionRecords((outcome, durationMs) => {
+      logDecision(logger, outcome, durationMs);
+      metrics?.observe(outcome, durationMs);
+      onDecision?.(outcome, durationMs);
+    }, logger);
+    app.addHook('onClose', async () => records.flush());
     app.decorateRequest('bodyReceivedAt', 0);
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser());
@@ -50,10 +57,7 @@ export const admissionRoutes = fp(
         handler: async (request) => {
           if (request.body === undefined) throw new EmptyBodyError();
           const outcome = await reviewAdmission(request.body, review);
-          const durationMs = performance.now() - request.bodyReceivedAt;
-          logDecision(logger, outcome, durationMs);
-          metrics?.observe(outcome, durationMs);
-          onDecision?.(outcome, durationMs);
+          records.add(outcome, performance.now() - request.bodyReceivedAt);
           return outcome.body;
         },
       });

@@ -177,7 +177,11 @@ t.test('answers and log lines echo at most 256 characters of any value the reque
     JSON.parse(answer.body).response.status.message,
     /^only one of Spec\.Source\.PersistentVolumeClaimName = x{256}\.\.\.\(1500000 characters\) and /,
   );
-  const line = JSON.stringify(log.lines.at(-1));
+  // Decision lines are written at the end of the event loop's turn (src/server/decision-records.ts).
+  await new Promise((resolve) => setImmediate(resolve));
+  const decision = log.lines.at(-1);
+  t.equal(decision?.uid, 'long-values', 'the decision line is the last line');
+  const line = JSON.stringify(decision);
   t.ok(line.length < 3_000, `the decision line is ${line.length} bytes`);
   const longUid = await small.inject({
     method: 'POST',
