@@ -9,7 +9,7 @@ export type RecordDecision = (outcome: ReviewOutcome, durationMs: number) => voi
  * Records answered reviews together, once per turn of the event loop (`setImmediate`: after the turn's answers
  * are written), instead of one at a time between them. A saturated server answers tens of requests in a turn;
  * recording them in a row runs pino's and prom-client's code while it is still in the CPU's caches. Measured at
- * 100 connections (docs/benchmarks.md): 87 against 103 µs of CPU per request, 12,473 against 10,177 requests/s.
+ * 100 connections (docs/benchmarks.md): 88 against 111 µs of CPU per request, 12,182 against 9,854 requests/s.
  * The line and the metrics are the same; a review's duration still ends when its answer is ready.
  */
 export class DecisionRecords {

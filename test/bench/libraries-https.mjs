@@ -1,15 +1,17 @@
 // The libraries floor (bench:budget): the three libraries ours answers through, used as ours uses them, and none
-// of ours' own code but its log destination's settings. fastify over HTTPS with the same TLS settings and
+// of ours' own code but its log destination and its turn-end recording. fastify over HTTPS with the same TLS settings and
 // keep-alive as ours, no route schemas, fastify's JSON body parser; one pino info line per request to stdout
 // through ours' destination (src/log/logger.ts: pino's asynchronous destination, sonic-boom in its buffer mode,
-// ours' write sizes and bound); one observation of a prom-client histogram per request; a fixed AdmissionReview as
-// the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle does. What any webhook built
-// on them pays before its rules.
+// ours' write sizes and bound); one observation of a prom-client histogram per request, the line and the
+// observation made as ours makes them, at the end of the event loop's turn (src/server/decision-records.ts); a fixed
+// AdmissionReview as the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle does. What
+// any webhook built on them pays before its rules.
 // node libraries-https.mjs CERT KEY PORT
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { Histogram, Registry } from 'prom-client';
 import { createLogger } from '../../dist/log/logger.js';
+import { DecisionRecords } from '../../dist/server/decision-records.js';
 
 const [cert, key, port] = process.argv.slice(2);
 const log = createLogger('info');
@@ -28,12 +30,15 @@ const app = Fastify({
   https: { cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.2' },
   schemaController: { compilersFactory: { buildValidator: noSchemas, buildSerializer: noSchemas } },
 });
+const records = new DecisionRecords(({ request }, durationMs) => {
+  log.info({ uid: request.uid, allowed: true }, 'decision');
+  seconds.observe({ allowed: 'true' }, durationMs / 1000);
+}, log);
 app.get('/readyz', async () => 'ok');
 app.post('/validate', async (request) => {
   const started = performance.now();
   const uid = request.body?.request?.uid ?? '';
-  log.info({ uid, allowed: true }, 'decision');
-  seconds.observe({ allowed: 'true' }, (performance.now() - started) / 1000);
+  records.add({ request: { uid } }, performance.now() - started);
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } };
 });
 await app.listen({ port: Number(port), host: '127.0.0.1' });
