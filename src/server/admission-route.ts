@@ -29,8 +29,8 @@ declare module 'fastify' {
 
 /**
  * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
- * accepts), reviewed and answered; the decision is logged and counted at the end of the turn (decision-records.ts). The apiserver appends `?timeout=5s`; fastify routes
- * without the query.
+ * accepts), reviewed and answered; the decision is logged and counted at the end of the event loop's turn
+ * (decision-records.ts). The apiserver appends `?timeout=5s`; fastify routes without the query.
  */
 export const admissionRoutes = fp(
   async (app: FastifyInstance, options: AdmissionRouteOptions) => {

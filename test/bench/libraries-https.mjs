@@ -1,11 +1,11 @@
-// The libraries floor (bench:budget): the three libraries ours answers through, used as ours uses them, and none
-// of ours' own code but its log destination and its turn-end recording. fastify over HTTPS with the same TLS settings and
-// keep-alive as ours, no route schemas, fastify's JSON body parser; one pino info line per request to stdout
+// The libraries floor (bench:budget): the three libraries ours answers through, used as ours uses them, and none of
+// ours' own code but its log destination and its turn-end recording. fastify over HTTPS with the same TLS settings
+// and keep-alive as ours, no route schemas, fastify's JSON body parser; one pino info line per request to stdout
 // through ours' destination (src/log/logger.ts: pino's asynchronous destination, sonic-boom in its buffer mode,
 // ours' write sizes and bound); one observation of a prom-client histogram per request, the line and the
-// observation made as ours makes them, at the end of the event loop's turn (src/server/decision-records.ts); a fixed
-// AdmissionReview as the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle does. What
-// any webhook built on them pays before its rules.
+// observation made as ours makes them, at the end of the event loop's turn (src/server/decision-records.ts); a
+// fixed AdmissionReview as the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle
+// does. What any webhook built on them pays before its rules.
 // node libraries-https.mjs CERT KEY PORT
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
