@@ -5,7 +5,8 @@
 // bare server's throughput crosses the targets: that W is the budget for everything a webhook adds to the floor
 // (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
 // libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
-// with every server's start to ready. The bare server, the libraries floor, ours and upstream are also loaded at
+// with every server's start to ready, and so are the floor's first two rungs: fastify alone, and fastify with pino's
+// line (the rung each target is lost on). The bare server, the libraries floor, ours and upstream are also loaded at
 // 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99 target at that rate. Writes the
 // budget part of docs/benchmarks.md. Loopback only, in a private
 // network namespace, bounded in time.
@@ -56,6 +57,8 @@ const librariesMain = await bundleLibrariesFloor(work);
 const SERVERS = {
   ours: { kind: 'ours', classes },
   upstream: { kind: 'upstream', kubeconfig: fake.kubeconfig, upstream },
+  fastify: { kind: 'libraries', main: librariesMain, layers: 'fastify' },
+  'fastify+pino': { kind: 'libraries', main: librariesMain, layers: 'fastify+pino' },
   libraries: { kind: 'libraries', main: librariesMain },
   ...Object.fromEntries(works.map((w) => [`bare+${w}`, { kind: 'bare', workUs: w }])),
 };
@@ -153,10 +156,19 @@ const steady = bareRows.every((r, i) => i === 0 || r.rps <= bareRows[i - 1].rps)
 /** A bare server with work added counts its loop steps for 200 ms before it listens: its start is not the floor's. */
 const calibrates = (name) => name.startsWith('bare+') && name !== 'bare+0';
 const row = (name) => rows.find((r) => r.name === name);
+/** A figure's median with its min–max over the rounds, of ratios taken within each round. */
+function spread(median, f) {
+  const ratios = rounds.map(f);
+  return `${f2(median)}× (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`;
+}
+/** The floor's rungs, each with the libraries it uses. */
+const RUNGS = { fastify: 'fastify alone', 'fastify+pino': 'fastify + pino', libraries: 'fastify + pino + prom-client' };
+/** What a rung of the floor reaches against the targets, in words. */
+const rung = (name) =>
+  `${RUNGS[name]}: throughput ${spread(row(name).overBare, (r) => r[name].rps / r['bare+0'].rps)} the bare server's, p99 ${spread(row(name).p99OverUpstream, (r) => r[name].p99Ms / r.upstream.p99Ms)} upstream's, start to ready ${spread(row(name).readyOverBare, (r) => r[name].readyMs / r['bare+0'].readyMs)} the bare server's`;
 /** A server's p99 at the fixed rate over upstream's, median (min–max) over the rounds. */
 function fixedAt(name) {
-  const ratios = rounds.map((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms);
-  return `${f2(row(name).fixedOverUpstream)}× (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`;
+  return spread(row(name).fixedOverUpstream, (r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms);
 }
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
@@ -177,6 +189,8 @@ const lines = [
         '',
       ]),
   `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
+  '',
+  `The floor by rungs, each against the targets of throughput ≥ 0.85× the bare server's, p99 at saturation ≤ 0.5× upstream's and start to ready ≤ 1.5× the bare server's (median, and min–max over the rounds): ${Object.keys(RUNGS).map(rung).join('; ')}.`,
 ];
 console.log(lines.join('\n'));
 if (!smoke) replaceBlock('budget', lines);

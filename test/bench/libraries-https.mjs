@@ -6,21 +6,42 @@
 // observation made as ours makes them, at the end of the event loop's turn (src/server/decision-records.ts); a
 // fixed AdmissionReview as the answer. Bundled like ours before it runs (budget.mjs), so it starts as a bundle
 // does. What any webhook built on them pays before its rules.
-// node libraries-https.mjs CERT KEY PORT
+// LAYERS, the rungs of that floor: `fastify` (the answer alone, nothing recorded), `fastify+pino` (the line too)
+// or `fastify+pino+prom-client` (the default: the floor). A library a rung leaves out is not loaded, so each
+// rung's start to ready is its own.
+// node libraries-https.mjs CERT KEY PORT [LAYERS]
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { Histogram, Registry } from 'prom-client';
-import { createLogger } from '../../dist/log/logger.js';
-import { DecisionRecords } from '../../dist/server/decision-records.js';
 
-const [cert, key, port] = process.argv.slice(2);
-const log = createLogger('info');
-const seconds = new Histogram({
-  name: 'floor_review_duration_seconds',
-  help: 'Time to answer a review.',
-  labelNames: ['allowed'],
-  registers: [new Registry()],
-});
+const FLOOR_LAYERS = ['fastify', 'fastify+pino', 'fastify+pino+prom-client'];
+const [cert, key, port, layers = FLOOR_LAYERS.at(-1)] = process.argv.slice(2);
+if (!FLOOR_LAYERS.includes(layers)) throw new Error(`LAYERS is one of ${FLOOR_LAYERS.join(', ')}`);
+
+/** The rung's record of an answered review, made at the end of the turn as ours makes it; none for `fastify`. */
+async function recorder() {
+  if (layers === 'fastify') return undefined;
+  const [{ createLogger }, { DecisionRecords }] = await Promise.all([
+    import('../../dist/log/logger.js'),
+    import('../../dist/server/decision-records.js'),
+  ]);
+  const log = createLogger('info');
+  if (layers === 'fastify+pino') {
+    return new DecisionRecords(({ request }) => log.info({ uid: request.uid, allowed: true }, 'decision'), log);
+  }
+  // A CommonJS module: its exports are the default export, bundled or not.
+  const { Histogram, Registry } = (await import('prom-client')).default;
+  const seconds = new Histogram({
+    name: 'floor_review_duration_seconds',
+    help: 'Time to answer a review.',
+    labelNames: ['allowed'],
+    registers: [new Registry()],
+  });
+  return new DecisionRecords(({ request }, durationMs) => {
+    log.info({ uid: request.uid, allowed: true }, 'decision');
+    seconds.observe({ allowed: 'true' }, durationMs / 1000);
+  }, log);
+}
+const records = await recorder();
 const noSchemas = () => () => {
   throw new Error('no route schemas');
 };
@@ -30,15 +51,11 @@ const app = Fastify({
   https: { cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.2' },
   schemaController: { compilersFactory: { buildValidator: noSchemas, buildSerializer: noSchemas } },
 });
-const records = new DecisionRecords(({ request }, durationMs) => {
-  log.info({ uid: request.uid, allowed: true }, 'decision');
-  seconds.observe({ allowed: 'true' }, durationMs / 1000);
-}, log);
 app.get('/readyz', async () => 'ok');
 app.post('/validate', async (request) => {
   const started = performance.now();
   const uid = request.body?.request?.uid ?? '';
-  records.add({ request: { uid } }, performance.now() - started);
+  records?.add({ request: { uid } }, performance.now() - started);
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } };
 });
 await app.listen({ port: Number(port), host: '127.0.0.1' });

@@ -42,35 +42,51 @@ let nextPort = 19000 + Math.floor(Math.random() * 2000);
 export const SERVER_LABELS = {
   ours: 'ours (as the Deployment runs it)',
   upstream: 'upstream v7.0.2',
+  fastify: "the floor's first rung: fastify alone, a fixed answer",
+  'fastify+pino': "the floor's second rung: fastify and pino's line",
   libraries: 'libraries floor: fastify + pino + prom-client, no rules',
   bare: 'bare Node HTTPS server',
 };
 
 /**
  * Bundles the libraries floor (libraries-https.mjs) into `work` as the server is bundled
- * (src/packaging/bundle-options.ts), so that it starts as a bundle does; resolves with its main file.
+ * (src/packaging/bundle-options.ts, with its chunks: a rung loads only the libraries it uses), so that it starts as
+ * a bundle does; resolves with its main file.
  */
 export async function bundleLibrariesFloor(work) {
   const [{ build }, { BUNDLE_OPTIONS }] = await Promise.all([
     import('esbuild'),
     import('../../dist/packaging/bundle-options.js'),
   ]);
-  const main = `${work}/libraries.mjs`;
-  await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}test/bench/libraries-https.mjs`], outfile: main });
-  return main;
+  await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [`${ROOT}test/bench/libraries-https.mjs`],
+    outdir: `${work}/libraries`,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
+  });
+  return `${work}/libraries/libraries-https.mjs`;
 }
+
+/**
+ * The rungs of the libraries floor (libraries-https.mjs LAYERS): fastify alone, with pino's line, and with
+ * prom-client's histogram too, which is the floor itself.
+ */
+export const FLOOR_LAYERS = ['fastify', 'fastify+pino', 'fastify+pino+prom-client'];
 
 /**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
  * binary, with a kubeconfig), 'bare' (with `workUs` of busy CPU per request added, for bench:budget) or
- * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget).
+ * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget; `layers`, one of FLOOR_LAYERS, the
+ * rung, by default the whole floor).
  */
 export function serverCommand(
   kind,
-  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0 },
+  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0, layers },
 ) {
   if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port), String(workUs)]];
-  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port)]];
+  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port), layers ?? FLOOR_LAYERS.at(-1)]];
   if (kind === 'upstream') {
     return [
       upstream,
