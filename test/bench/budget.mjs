@@ -6,10 +6,9 @@
 // (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
 // libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
 // with every server's start to ready, and so are the floor's first two rungs: fastify alone, and fastify with pino's
-// line (the rung each target is lost on). The bare server, the libraries floor, ours and upstream are also loaded at
-// 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99 target at that rate. Writes the
-// budget part of docs/benchmarks.md. Loopback only, in a private
-// network namespace, bounded in time.
+// line, to see on which rung each target is lost. The bare server, the libraries floor, ours and upstream are also
+// loaded at 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99 target at that rate.
+// Writes the budget part of docs/benchmarks.md. Loopback only, in a private network namespace, bounded in time.
 //   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
 //   --connections N  keep-alive connections (default 100: where `npm run bench` found upstream saturated here)

@@ -70,23 +70,17 @@ export async function bundleLibrariesFloor(work) {
 }
 
 /**
- * The rungs of the libraries floor (libraries-https.mjs LAYERS): fastify alone, with pino's line, and with
- * prom-client's histogram too, which is the floor itself.
- */
-export const FLOOR_LAYERS = ['fastify', 'fastify+pino', 'fastify+pino+prom-client'];
-
-/**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
  * binary, with a kubeconfig), 'bare' (with `workUs` of busy CPU per request added, for bench:budget) or
- * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget; `layers`, one of FLOOR_LAYERS, the
- * rung, by default the whole floor).
+ * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget; `layers`, the rung, as that file lists
+ * them: the whole floor when not given).
  */
 export function serverCommand(
   kind,
   { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0, layers },
 ) {
   if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port), String(workUs)]];
-  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port), layers ?? FLOOR_LAYERS.at(-1)]];
+  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port), ...(layers === undefined ? [] : [layers])]];
   if (kind === 'upstream') {
     return [
       upstream,
