@@ -25,21 +25,23 @@ async function recorder() {
     import('../../dist/server/decision-records.js'),
   ]);
   const log = createLogger('info');
-  if (layers === 'fastify+pino') {
-    return new DecisionRecords(({ request }) => log.info({ uid: request.uid, allowed: true }, 'decision'), log);
-  }
+  const seconds = layers === 'fastify+pino' ? undefined : await histogram();
+  return new DecisionRecords(({ request }, durationMs) => {
+    log.info({ uid: request.uid, allowed: true }, 'decision');
+    seconds?.observe({ allowed: 'true' }, durationMs / 1000);
+  }, log);
+}
+
+/** prom-client's histogram of review durations, as ours observes one per request. */
+async function histogram() {
   // A CommonJS module: its exports are the default export, bundled or not.
   const { Histogram, Registry } = (await import('prom-client')).default;
-  const seconds = new Histogram({
+  return new Histogram({
     name: 'floor_review_duration_seconds',
     help: 'Time to answer a review.',
     labelNames: ['allowed'],
     registers: [new Registry()],
   });
-  return new DecisionRecords(({ request }, durationMs) => {
-    log.info({ uid: request.uid, allowed: true }, 'decision');
-    seconds.observe({ allowed: 'true' }, durationMs / 1000);
-  }, log);
 }
 const records = await recorder();
 const noSchemas = () => () => {
