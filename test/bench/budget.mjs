@@ -1,9 +1,9 @@
-// npm run bench:budget: how much work per request a Node webhook can do and still meet the throughput targets.
+// npm run bench:budget: how much work per request a Node webhook can do and still meet the saturation targets.
 // The bare Node HTTPS server is run again with W µs of busy CPU per request added (bare-https.mjs WORK_US), for
 // several W, in the same run as ours (as the Deployment runs it) and upstream (the peer), all at the same keep-alive
 // connection count, in rotating order. It prints each server's requests/s and CPU per request, and where the
-// bare server's throughput crosses the targets: that W is the budget for everything a webhook adds to the floor
-// (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
+// bare server's throughput and p99 at saturation cross the targets: that W is the budget for everything a webhook
+// adds to the floor (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
 // libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
 // with every server's start to ready, and so are the floor's first two rungs: fastify alone, and fastify with pino's
 // line, to see on which rung each target is lost. The bare server, the libraries floor, ours and upstream are also
@@ -126,22 +126,25 @@ const rows = NAMES.map((name) => ({
 const bareRows = rows.filter((r) => r.name.startsWith('bare+')).map((r, i) => ({ ...r, work: works[i] }));
 
 /**
- * The work at which the bare server's `ratio` (falling as work grows; the rows are in order of work) comes down to
- * `value`, by linear interpolation: 0 when it starts there, undefined past the last row.
+ * The work at which the bare server's `ratio` first reaches `value` as work grows (the rows are in order of work), by
+ * linear interpolation: a throughput ratio falls to it (`rising` false), a latency ratio rises to it. 0 when it
+ * starts there, undefined past the last row.
  */
-function workWhere(ratio, value) {
-  if (bareRows[0][ratio] <= value) return 0;
+function workWhere(ratio, value, rising = false) {
+  const reached = (r) => (rising ? r[ratio] >= value : r[ratio] <= value);
+  if (reached(bareRows[0])) return 0;
   for (let i = 1; i < bareRows.length; i++) {
     const [a, b] = [bareRows[i - 1], bareRows[i]];
-    if (b[ratio] <= value) return a.work + ((a[ratio] - value) / (a[ratio] - b[ratio])) * (b.work - a.work);
+    if (reached(b)) return a.work + ((a[ratio] - value) / (a[ratio] - b[ratio])) * (b.work - a.work);
   }
   return undefined;
 }
 
-/** Where the bare server's ratio falls to a target's bound, in words. */
-function workAt(ratio, bound) {
-  if (bareRows[0][ratio] < bound) return `below ${bareRows[0].work} µs (the bare server itself misses it)`;
-  const w = workWhere(ratio, bound);
+/** Where the bare server's ratio passes a target's bound (a floor, or with `rising` a ceiling), in words. */
+function workAt(ratio, bound, rising = false) {
+  const missed = rising ? bareRows[0][ratio] > bound : bareRows[0][ratio] < bound;
+  if (missed) return `below ${bareRows[0].work} µs (the bare server itself misses it)`;
+  const w = workWhere(ratio, bound, rising);
   return w === undefined ? `over ${works.at(-1)} µs` : `about ${Math.round(w)} µs`;
 }
 /** The work added to the bare server at which it answers like `name`, in words. */
@@ -187,7 +190,7 @@ const lines = [
         `In this run the bare server's throughput did not fall at every step of added work (${bareRows.map((r) => `${r.work} µs: ${Math.round(r.rps)}`).join(', ')} requests/s): the machine's noise was larger than the steps, and the figures read off that curve below are not reliable.`,
         '',
       ]),
-  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}; for p99 at saturation ≤ 0.5× upstream's, ${workAt('p99OverUpstream', 0.5, true)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
   '',
   `The floor by rungs, each against the targets of throughput ≥ 0.85× the bare server's, p99 at saturation ≤ 0.5× upstream's and start to ready ≤ 1.5× the bare server's (median, and min–max over the rounds): ${Object.keys(RUNGS).map(rung).join('; ')}.`,
 ];
