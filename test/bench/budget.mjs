@@ -121,6 +121,8 @@ const rows = NAMES.map((name) => ({
   fixedOverUpstream: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms) : undefined,
   readyMs: within((r) => r[name].readyMs),
   readyOverBare: within((r) => r[name].readyMs / r['bare+0'].readyMs),
+  // Every connection waits for one answer at a time, so its mean wait is connections / requests/s (Little's law).
+  tail: within((r) => (r[name].p99Ms * r[name].rps) / (1000 * connections)),
   failures: Math.max(...rounds.map((r) => r[name].failures)),
 }));
 const bareRows = rows.filter((r) => r.name.startsWith('bare+')).map((r, i) => ({ ...r, work: works[i] }));
@@ -168,6 +170,16 @@ const RUNGS = { fastify: 'fastify alone', 'fastify+pino': 'fastify + pino', libr
 /** What a rung of the floor reaches against the targets, in words. */
 const rung = (name) =>
   `${RUNGS[name]}: throughput ${spread(row(name).overBare, (r) => r[name].rps / r['bare+0'].rps)} the bare server's, p99 ${spread(row(name).p99OverUpstream, (r) => r[name].p99Ms / r.upstream.p99Ms)} upstream's, start to ready ${spread(row(name).readyOverBare, (r) => r[name].readyMs / r['bare+0'].readyMs)} the bare server's`;
+/**
+ * p99 at saturation over the mean wait, per server. Where the Node servers' figures are about the same (the line
+ * gives their spread), a Node server's p99 against upstream's follows its throughput against upstream's, and the
+ * p99 target asks for the throughput this line names.
+ */
+function tails() {
+  const node = rows.filter((r) => r.name !== 'upstream').map((r) => r.tail);
+  const needed = (2 * row('ours').tail) / row('upstream').tail;
+  return `p99 at saturation over the mean wait (connections ÷ requests/s), medians over the rounds: upstream ${f2(row('upstream').tail)}; the Node servers ${f2(Math.min(...node))}–${f2(Math.max(...node))} (ours ${f2(row('ours').tail)}, the libraries floor ${f2(row('libraries').tail)}, the bare server ${f2(row('bare+0').tail)}). With ours' tail, p99 ≤ 0.5× upstream's takes throughput ≥ ${f2(needed)}× upstream's.`;
+}
 /** A server's p99 at the fixed rate over upstream's, median (min–max) over the rounds. */
 function fixedAt(name) {
   return spread(row(name).fixedOverUpstream, (r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms);
@@ -191,6 +203,8 @@ const lines = [
         '',
       ]),
   `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}; for p99 at saturation ≤ 0.5× upstream's, ${workAt('p99OverUpstream', 0.5, true)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
+  '',
+  tails(),
   '',
   `The floor by rungs, each against the targets of throughput ≥ 0.85× the bare server's, p99 at saturation ≤ 0.5× upstream's and start to ready ≤ 1.5× the bare server's (median, and min–max over the rounds): ${Object.keys(RUNGS).map(rung).join('; ')}.`,
 ];
