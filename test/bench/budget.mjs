@@ -3,11 +3,12 @@
 // several W, in the same run as ours (as the Deployment runs it) and upstream (the peer), all at the same keep-alive
 // connection count, in rotating order. It prints each server's requests/s and CPU per request, and where the
 // bare server's throughput and p99 at saturation cross the targets: that W is the budget for everything a webhook
-// adds to the floor (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve, and so is the
-// libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours' own code),
-// with every server's start to ready, and so are the floor's first two rungs: fastify alone, and fastify with pino's
-// line, to see on which rung each target is lost. The bare server, the libraries floor, ours and upstream are also
-// loaded at 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99 target at that rate.
+// adds to the floor (routing, rules, a log line, metrics, the garbage they leave). Ours is placed on the same curve,
+// and so is the libraries floor (libraries-https.mjs: fastify, pino and prom-client as ours uses them, none of ours'
+// own code), with every server's start to ready, and so are the floor's first two rungs: fastify alone, and fastify
+// with pino's line, to see on which rung each target is lost. The bare server, the libraries floor, ours and
+// upstream are also loaded at 1,000 requests/s after their saturation run, as `npm run bench` does, for the p99
+// target at that rate.
 // Writes the budget part of docs/benchmarks.md. Loopback only, in a private network namespace, bounded in time.
 //   --works LIST     µs of work per request to add to the bare server (default 5,10,15,20,30; 0 is always run)
 //   --runs N         rounds (default 3); --duration S seconds per load run (default 5)
@@ -121,7 +122,8 @@ const rows = NAMES.map((name) => ({
   fixedOverUpstream: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms) : undefined,
   readyMs: within((r) => r[name].readyMs),
   readyOverBare: within((r) => r[name].readyMs / r['bare+0'].readyMs),
-  // Every connection waits for one answer at a time, so its mean wait is connections / requests/s (Little's law).
+  // Each connection waits for one answer at a time, so a server's mean wait is connections / requests/s (Little's
+  // law); this is its p99 over that mean.
   tail: within((r) => (r[name].p99Ms * r[name].rps) / (1000 * connections)),
   failures: Math.max(...rounds.map((r) => r[name].failures)),
 }));
@@ -178,7 +180,7 @@ const rung = (name) =>
 function tails() {
   const node = rows.filter((r) => r.name !== 'upstream').map((r) => r.tail);
   const needed = (2 * row('ours').tail) / row('upstream').tail;
-  return `p99 at saturation over the mean wait (connections ÷ requests/s), medians over the rounds: upstream ${f2(row('upstream').tail)}; the Node servers ${f2(Math.min(...node))}–${f2(Math.max(...node))} (ours ${f2(row('ours').tail)}, the libraries floor ${f2(row('libraries').tail)}, the bare server ${f2(row('bare+0').tail)}). With ours' tail, p99 ≤ 0.5× upstream's takes throughput ≥ ${f2(needed)}× upstream's.`;
+  return `p99 at saturation over the mean wait (connections ÷ requests/s), medians over the rounds: upstream ${f2(row('upstream').tail)}; the Node servers ${f2(Math.min(...node))}–${f2(Math.max(...node))} (ours ${f2(row('ours').tail)}, the libraries floor ${f2(row('libraries').tail)}, the bare server ${f2(row('bare+0').tail)}). With ours' multiple, p99 ≤ 0.5× upstream's would take throughput ≥ ${f2(needed)}× upstream's.`;
 }
 /** A server's p99 at the fixed rate over upstream's, median (min–max) over the rounds. */
 function fixedAt(name) {
