@@ -106,22 +106,31 @@ rmSync(work, { recursive: true, force: true });
 
 /** Median over the rounds of a figure taken within each round. */
 const within = (f) => median(rounds.map(f));
+/** The ratios taken within a round: the table gives their median over the rounds, and some lines their min–max. */
+const RATIOS = {
+  overUpstream: (r, name) => r[name].rps / r.upstream.rps,
+  overBare: (r, name) => r[name].rps / r['bare+0'].rps,
+  p99OverUpstream: (r, name) => r[name].p99Ms / r.upstream.p99Ms,
+  fixedOverUpstream: (r, name) => r[name].fixedP99Ms / r.upstream.fixedP99Ms,
+  readyOverBare: (r, name) => r[name].readyMs / r['bare+0'].readyMs,
+};
+const ratio = (key, name) => within((r) => RATIOS[key](r, name));
 const rows = NAMES.map((name) => ({
   name,
   rps: within((r) => r[name].rps),
-  overUpstream: within((r) => r[name].rps / r.upstream.rps),
-  overBare: within((r) => r[name].rps / r['bare+0'].rps),
+  overUpstream: ratio('overUpstream', name),
+  overBare: ratio('overBare', name),
   cpuUs: within((r) => r[name].cpuUs),
   young: within((r) => r[name].gcs.young),
   full: within((r) => r[name].gcs.full),
   mainUserUs: within((r) => r[name].mainUserUs),
   mainSystemUs: within((r) => r[name].mainSystemUs),
   p99Ms: within((r) => r[name].p99Ms),
-  p99OverUpstream: within((r) => r[name].p99Ms / r.upstream.p99Ms),
+  p99OverUpstream: ratio('p99OverUpstream', name),
   fixedP99Ms: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms) : undefined,
-  fixedOverUpstream: AT_FIXED_RATE.has(name) ? within((r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms) : undefined,
+  fixedOverUpstream: AT_FIXED_RATE.has(name) ? ratio('fixedOverUpstream', name) : undefined,
   readyMs: within((r) => r[name].readyMs),
-  readyOverBare: within((r) => r[name].readyMs / r['bare+0'].readyMs),
+  readyOverBare: ratio('readyOverBare', name),
   // Each connection waits for one answer at a time, so a server's mean wait is connections / requests/s (Little's
   // law); this is its p99 over that mean.
   tail: within((r) => (r[name].p99Ms * r[name].rps) / (1000 * connections)),
@@ -162,16 +171,16 @@ const steady = bareRows.every((r, i) => i === 0 || r.rps <= bareRows[i - 1].rps)
 /** A bare server with work added counts its loop steps for 200 ms before it listens: its start is not the floor's. */
 const calibrates = (name) => name.startsWith('bare+') && name !== 'bare+0';
 const row = (name) => rows.find((r) => r.name === name);
-/** A figure's median with its min–max over the rounds, of ratios taken within each round. */
-function spread(median, f) {
-  const ratios = rounds.map(f);
-  return `${f2(median)}× (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`;
+/** A server's ratio (a key of RATIOS): its median, with its min–max over the rounds. */
+function spread(key, name) {
+  const ratios = rounds.map((r) => RATIOS[key](r, name));
+  return `${f2(row(name)[key])}× (${f2(Math.min(...ratios))}–${f2(Math.max(...ratios))})`;
 }
 /** The floor's rungs, each with the libraries it uses. */
 const RUNGS = { fastify: 'fastify alone', 'fastify+pino': 'fastify + pino', libraries: 'fastify + pino + prom-client' };
 /** What a rung of the floor reaches against the targets, in words. */
 const rung = (name) =>
-  `${RUNGS[name]}: throughput ${spread(row(name).overBare, (r) => r[name].rps / r['bare+0'].rps)} the bare server's, p99 ${spread(row(name).p99OverUpstream, (r) => r[name].p99Ms / r.upstream.p99Ms)} upstream's, start to ready ${spread(row(name).readyOverBare, (r) => r[name].readyMs / r['bare+0'].readyMs)} the bare server's`;
+  `${RUNGS[name]}: throughput ${spread('overBare', name)} the bare server's, p99 ${spread('p99OverUpstream', name)} upstream's, start to ready ${spread('readyOverBare', name)} the bare server's`;
 /**
  * p99 at saturation over the mean wait, per server. Where the Node servers' figures are about the same (the line
  * gives their spread), a Node server's p99 against upstream's follows its throughput against upstream's, and the
@@ -181,10 +190,6 @@ function tails() {
   const node = rows.filter((r) => r.name !== 'upstream').map((r) => r.tail);
   const needed = (2 * row('ours').tail) / row('upstream').tail;
   return `p99 at saturation over the mean wait (connections ÷ requests/s), medians over the rounds: upstream ${f2(row('upstream').tail)}; the Node servers ${f2(Math.min(...node))}–${f2(Math.max(...node))} (ours ${f2(row('ours').tail)}, the libraries floor ${f2(row('libraries').tail)}, the bare server ${f2(row('bare+0').tail)}). With ours' multiple, p99 ≤ 0.5× upstream's would take throughput ≥ ${f2(needed)}× upstream's.`;
-}
-/** A server's p99 at the fixed rate over upstream's, median (min–max) over the rounds. */
-function fixedAt(name) {
-  return spread(row(name).fixedOverUpstream, (r) => r[name].fixedP99Ms / r.upstream.fixedP99Ms);
 }
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
@@ -204,7 +209,7 @@ const lines = [
         `In this run the bare server's throughput did not fall at every step of added work (${bareRows.map((r) => `${r.work} µs: ${Math.round(r.rps)}`).join(', ')} requests/s): the machine's noise was larger than the steps, and the figures read off that curve below are not reliable.`,
         '',
       ]),
-  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}; for p99 at saturation ≤ 0.5× upstream's, ${workAt('p99OverUpstream', 0.5, true)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${fixedAt('bare+0')}, the libraries floor ${fixedAt('libraries')}, ours ${fixedAt('ours')}.`,
+  `Work a webhook may add to the bare server: for throughput ≥ 0.85× the bare server's, ${workAt('overBare', 0.85)}; for ≥ 1.1× upstream's, ${workAt('overUpstream', 1.1)}; for p99 at saturation ≤ 0.5× upstream's, ${workAt('p99OverUpstream', 0.5, true)}. Ours answers like the bare server with ${answersLike('ours')} of work added; the libraries floor, with ${answersLike('libraries')}. Start to ready (target ≤ 1.5× the bare server's): the libraries floor ${f2(row('libraries').readyOverBare)}×, ours ${f2(row('ours').readyOverBare)}× (here with the bench's ${classCount} classes read from YAML; \`npm run bench\` measures ours' start with the fixtures' ${fixtureClassCount}). p99 at 1,000 requests/s (target ≤ 1× upstream's; the ratio's spread over the rounds in brackets): the bare server ${spread('fixedOverUpstream', 'bare+0')}, the libraries floor ${spread('fixedOverUpstream', 'libraries')}, ours ${spread('fixedOverUpstream', 'ours')}.`,
   '',
   tails(),
   '',
