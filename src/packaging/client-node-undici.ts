@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { build, type Plugin } from 'esbuild';
-import { BUNDLE_OPTIONS, CLIENT_NODE_DIST } from './bundle-options.js';
+import type { Plugin } from 'esbuild';
+import { CLIENT_NODE_DIST } from './bundle-options.js';
+import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.js';
 
 /**
  * client-node takes `fetch`, `Agent` and `ProxyAgent` from undici, but undici's index also loads its WebSocket,
@@ -67,10 +68,7 @@ export const undiciAsClientNodeUsesIt: Plugin = {
       loader: 'js',
     }));
     b.onLoad({ filter: /^file$/, namespace: 'undici-used' }, () => ({
-      contents: [
-        "import { createRequire } from 'node:module';",
-        `export const requireUndici = () => createRequire(import.meta.url)('./${UNDICI_FILE}');`,
-      ].join('\n'),
+      contents: requireBesideChunk('requireUndici', UNDICI_FILE),
       loader: 'js',
     }));
   },
@@ -78,18 +76,9 @@ export const undiciAsClientNodeUsesIt: Plugin = {
 
 /** Bundles the three (UNDICI_USED) and the dispatchers' request methods into `dir`/UNDICI_FILE. */
 export async function buildUndiciFile(dir: string): Promise<void> {
-  await build({
-    ...BUNDLE_OPTIONS,
-    format: 'cjs',
-    banner: {},
-    stdin: {
-      contents: [
-        "Object.assign(require('./lib/dispatcher/dispatcher').prototype, require('./lib/api'));",
-        ...Object.entries(UNDICI_USED).map(([name, from]) => `exports.${name} = ${from};`),
-      ].join('\n'),
-      resolveDir: undiciDir,
-      loader: 'js',
-    },
-    outfile: join(dir, UNDICI_FILE),
-  });
+  const contents = [
+    "Object.assign(require('./lib/dispatcher/dispatcher').prototype, require('./lib/api'));",
+    ...Object.entries(UNDICI_USED).map(([name, from]) => `exports.${name} = ${from};`),
+  ].join('\n');
+  await buildFileBesideChunks(dir, UNDICI_FILE, contents, undiciDir);
 }
