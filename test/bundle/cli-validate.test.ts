@@ -244,6 +244,15 @@ t.test('--kubeconfig that cannot be reached: exit 2 with the reason', async (t) 
   );
 });
 
+t.test("a kubeconfig with the legacy oidc auth-provider: client-node's own error, exit 2 (docs/cli.md)", async (t) => {
+  const r = runCli(['audit', '--kubeconfig', 'test/fixtures/cli/oidc-kubeconfig.yaml']);
+  t.equal(r.status, 2);
+  const lines = r.stdout.trimEnd().split('\n');
+  t.equal(lines.length, 3, r.stdout);
+  for (const line of lines.slice(0, 2))
+    t.match(line, /: cannot read which versions of \S+ the cluster serves: "server" must be an instance of URL$/);
+});
+
 t.test('--kustomize renders the folder with kubectl and checks the result', async (t) => {
   const r = runCli(['validate', '--kustomize', `${DIR}/kustomize`]);
   t.equal(r.status, 1);
