@@ -54,8 +54,11 @@ export function namesClientNodeTakes(): Map<string, Set<string>> {
   return taken;
 }
 
-/** A package's stand-in, as CommonJS (esbuild reads a CommonJS module's imported names when they are used). */
-function standIn(pkg: string, names: readonly string[]): string {
+/**
+ * The module client-node imports in a package's place, as CommonJS (esbuild reads a CommonJS module's imported
+ * names when they are used): it forwards each use to the real package, required from EXTRAS_FILE at the first.
+ */
+function loadAtFirstUse(pkg: string, names: readonly string[]): string {
   const load = `const real = () => require('extras-file').requireExtras()[${JSON.stringify(pkg)}];`;
   if (names.length === 1 && names[0] === 'default') {
     // The module itself: a class (ws) or an object of functions (tar-fs), constructed, called or read.
@@ -74,7 +77,7 @@ function standIn(pkg: string, names: readonly string[]): string {
   ].join('\n');
 }
 
-/** For the bundle: each of the packages, imported by client-node, is a stand-in that requires EXTRAS_FILE when used. */
+/** For the bundle: each of the packages, imported by client-node, is read from EXTRAS_FILE when first used. */
 export const clientNodeExtrasWhenUsed: Plugin = {
   name: 'client-node-extras-when-used',
   setup(b) {
@@ -91,7 +94,7 @@ export const clientNodeExtrasWhenUsed: Plugin = {
       namespace: 'client-node-extras-file',
     }));
     b.onLoad({ filter: /.*/, namespace: 'client-node-extras' }, (args) => ({
-      contents: standIn(args.path, EXTRAS[args.path] as readonly string[]),
+      contents: loadAtFirstUse(args.path, EXTRAS[args.path] as readonly string[]),
       loader: 'js',
     }));
     b.onLoad({ filter: /.*/, namespace: 'client-node-extras-file' }, () => ({
