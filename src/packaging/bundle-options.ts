@@ -1,9 +1,20 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 
 /** @kubernetes/client-node's dist folder, whose modules the bundle's plugins rewrite or resolve. */
 export const CLIENT_NODE_DIST = dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node'));
+
+let clientNodeSources: ReadonlyArray<{ readonly file: string; readonly text: string }> | undefined;
+
+/** The source of every module in CLIENT_NODE_DIST, with its path there: what the plugins check imports in. Read once. */
+export function clientNodeModules(): ReadonlyArray<{ readonly file: string; readonly text: string }> {
+  clientNodeSources ??= readdirSync(CLIENT_NODE_DIST, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.js'))
+    .map((file) => ({ file, text: readFileSync(join(CLIENT_NODE_DIST, file), 'utf8') }));
+  return clientNodeSources;
+}
 
 /**
  * How the server is bundled (build-bundle.ts). The bench's libraries floor is bundled the same way

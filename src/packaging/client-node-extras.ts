@@ -1,7 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Plugin } from 'esbuild';
-import { CLIENT_NODE_DIST } from './bundle-options.js';
+import { CLIENT_NODE_DIST, clientNodeModules } from './bundle-options.js';
 import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.js';
 
 /**
@@ -34,8 +32,7 @@ const PACKAGES = Object.keys(EXTRAS).join('|');
 export function namesClientNodeTakes(): Map<string, Set<string>> {
   const taken = new Map(Object.keys(EXTRAS).map((p) => [p, new Set<string>()]));
   const imports = new RegExp(`import\\s+([^;]*?)\\s+from\\s+'(${PACKAGES})'`, 'g');
-  for (const file of readdirSync(CLIENT_NODE_DIST, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
-    const text = readFileSync(join(CLIENT_NODE_DIST, file), 'utf8');
+  for (const { file, text } of clientNodeModules()) {
     for (const [, clause = '', pkg = ''] of text.matchAll(imports)) {
       const names = taken.get(pkg) as Set<string>;
       const namespace = /^\*\s+as\s+(\w+)$/.exec(clause)?.[1];

@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Plugin } from 'esbuild';
-import { CLIENT_NODE_DIST } from './bundle-options.js';
+import { CLIENT_NODE_DIST, clientNodeModules } from './bundle-options.js';
 import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.js';
 
 /**
@@ -28,8 +27,7 @@ const undiciDir = dirname(createRequire(join(CLIENT_NODE_DIST, 'index.js')).reso
 /** The names client-node's modules, in every folder, import from 'undici' (`import { a, b as c } from 'undici'`). */
 function namesClientNodeImports(): Set<string> {
   const names = new Set<string>();
-  for (const file of readdirSync(CLIENT_NODE_DIST, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
-    const text = readFileSync(join(CLIENT_NODE_DIST, file), 'utf8');
+  for (const { file, text } of clientNodeModules()) {
     for (const [, list = ''] of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'undici'/g))
       for (const part of list.split(',')) {
         const name = part.trim().split(/\s+as\s+/)[0] ?? '';
