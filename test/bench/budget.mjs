@@ -200,7 +200,7 @@ const lines = [
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows.map(
     (r) =>
-      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${r.p99Ms} | ${f2(r.p99OverUpstream)} | ${r.fixedP99Ms === undefined ? '— | —' : `${r.fixedP99Ms} | ${f2(r.fixedOverUpstream)}`} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${f1(r.young)} / ${f1(r.full)} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
+      `| ${SERVER_LABELS[r.name] ?? `bare + ${r.name.slice(5)} µs of work`} | ${Math.round(r.rps)} | ${f2(r.overUpstream)} | ${f2(r.overBare)} | ${f1(r.p99Ms)} | ${f2(r.p99OverUpstream)} | ${r.fixedP99Ms === undefined ? '— | —' : `${f2(r.fixedP99Ms)} | ${f2(r.fixedOverUpstream)}`} | ${f1(r.cpuUs)} | ${r.name === 'upstream' ? '— (Go spreads the work over its threads)' : `${f1(r.mainUserUs)} / ${f1(r.mainSystemUs)}`} | ${f1(r.young)} / ${f1(r.full)} | ${calibrates(r.name) ? '— (counts its loop at start) | —' : `${Math.round(r.readyMs)} | ${f2(r.readyOverBare)}`} | ${r.failures} |`,
   ),
   '',
   ...(steady

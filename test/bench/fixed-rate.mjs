@@ -3,6 +3,7 @@
 // resolution. A spinning scheduler (exact send times) measured worse tails for both servers on 2 shared cores.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { latencySummary } from './latency.mjs';
 
 export async function fixedRate({ url, ca, bodies, rate, duration, timeoutMs = 10_000 }) {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
@@ -72,20 +73,12 @@ async function openLoop({ url, ca, bodies, rate, duration, agent, timeoutMs }) {
     };
     tick();
   });
-  latencies.sort((a, b) => a - b);
-  const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] * 1000) / 1000;
   const seconds = (performance.now() - start) / 1000;
   return {
     requests: latencies.length,
     rps: latencies.length / seconds,
     duration: seconds,
-    latency: {
-      p50: at(0.5),
-      p99: at(0.99),
-      p999: at(0.999),
-      max: at(1),
-      mean: latencies.reduce((s, x) => s + x, 0) / latencies.length,
-    },
+    latency: latencySummary(latencies),
     errors,
     timeouts,
     non2xx,
