@@ -26,6 +26,14 @@ export function replaceBlock(name, lines) {
   );
 }
 
+/**
+ * What a failed run's output says went wrong: its first error line (`Error: spawn etcd ENOENT` when etcd is not
+ * installed), not the first line of a stack trace's frame (`node:events:505`); else its first line.
+ */
+export function failureLine(output) {
+  return /^\w*Error\b.*$/m.exec(output)?.[0] ?? output.split('\n')[0];
+}
+
 /** The targets, each with its bound and why it is set there (docs/benchmarks.md explains them further). */
 function targets(report) {
   const { ratios, results, cluster } = report;
@@ -160,7 +168,7 @@ export function writeReport(report) {
       (v) =>
         `Cluster mode (real kube-apiserver, ${cluster.classes} classes, informers synced, run as a pod: the image's files as user 65532 under RuntimeDefault seccomp, the shipped ServiceAccount's token, no kubeconfig), ${v.variant}: RSS ${cell(v.rssMb)} MB (the highest of a reading a second in the ${cluster.idleSeconds} s after ready), start to ready ${cell(v.startToReadyMs)} ms.`,
     ),
-    ...(cluster?.error ? [`Cluster mode: not measured: ${cluster.error.split('\n')[0]}`] : []),
+    ...(cluster?.error ? [`Cluster mode: not measured: ${failureLine(cluster.error)}`] : []),
     '',
     '| classes in the cache | default-class decision p50 (µs) | p99 (µs) |',
     '| --- | --- | --- |',
