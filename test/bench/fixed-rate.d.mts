@@ -1,15 +1,11 @@
 // Types of fixed-rate.mjs for the TypeScript suites.
+import type { LatencySummary } from './latency.mjs';
+
 export interface FixedRateResult {
   readonly requests: number;
   readonly rps: number;
   readonly duration: number;
-  readonly latency: {
-    readonly p50: number;
-    readonly p99: number;
-    readonly p999: number;
-    readonly max: number;
-    readonly mean: number;
-  };
+  readonly latency: LatencySummary;
   readonly errors: number;
   readonly timeouts: number;
   readonly non2xx: number;
