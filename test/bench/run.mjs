@@ -95,16 +95,16 @@ async function measureLoad(name) {
   const server = await start(name, { traceGc: true });
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
-    await runLoad({ ...load, connections: CONNECTIONS, duration: WARM_UP_S });
-    const gc0 = server.gcs();
-    const saturation = await loadWithCpu(server.pid, { ...load, connections: CONNECTIONS, duration });
-    const gcs = gcsPerThousand(gc0, server.gcs(), saturation.requests);
+    // One load on the same keep-alive connections: warmed up, then measured (load.mjs).
+    const saturation = await loadWithCpu(server.pid, { ...load, connections: CONNECTIONS, warmup: WARM_UP_S, duration }, () =>
+      server.gcs(),
+    );
+    const gcs = gcsPerThousand(saturation.atWindow, server.gcs(), saturation.requests);
     const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
     // The traffic 1.30+ sends through the shipped matchConditions: contents and default classes only.
     const matchedLoad = { ...load, bodies: matchedBodies, connections: CONNECTIONS };
-    await runLoad({ ...matchedLoad, duration: 1 });
-    const matched = await loadWithCpu(server.pid, { ...matchedLoad, duration });
+    const matched = await loadWithCpu(server.pid, { ...matchedLoad, warmup: WARM_UP_S, duration });
     return {
       saturation,
       fixed,
@@ -143,11 +143,11 @@ async function saturationCheck(from) {
   const server = await start('upstream');
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
-    await runLoad({ ...load, connections: from, duration: WARM_UP_S });
-    const steps = [{ connections: from, rps: (await runLoad({ ...load, connections: from, duration })).rps }];
+    const rps = async (connections) => (await runLoad({ ...load, connections, warmup: WARM_UP_S, duration })).rps;
+    const steps = [{ connections: from, rps: await rps(from) }];
     while (steps.at(-1).connections < 400) {
       const connections = steps.at(-1).connections * 2;
-      steps.push({ connections, rps: (await runLoad({ ...load, connections, duration })).rps });
+      steps.push({ connections, rps: await rps(connections) });
       if (steps.at(-1).rps <= steps.at(-2).rps * 1.05) break;
     }
     const last = steps.at(-1);
@@ -184,7 +184,11 @@ await fake.close();
 
 const summarise = (list, startList) => ({
   rps: spread(list.map((m) => m.saturation.rps)),
-  saturation: { p50: spread(list.map((m) => m.saturation.latency.p50)), p99: spread(list.map((m) => m.saturation.latency.p99)) },
+  saturation: {
+    p50: spread(list.map((m) => m.saturation.latency.p50)),
+    p99: spread(list.map((m) => m.saturation.latency.p99)),
+    p99WithOpening: spread(list.map((m) => m.saturation.latencyWithOpening.p99)),
+  },
   fixed1000: { p50: spread(list.map((m) => m.fixed.latency.p50)), p99: spread(list.map((m) => m.fixed.latency.p99)) },
   cpuUsPerRequest: spread(list.map((m) => m.saturation.cpuUsPerRequest)),
   matched: {
@@ -231,6 +235,7 @@ const ratios = {
   p99SaturationOursOverBare: within('ours', 'bare', (m) => m.saturation.latency.p99),
   peakRssOursOverLimit: spread(load.ours.map((m) => m.peakRssMb / memoryLimitMb())),
   p99SaturationOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.latency.p99),
+  p99SaturationWithOpeningOursOverUpstream: within('ours', 'upstream', (m) => m.saturation.latencyWithOpening.p99),
   p99At1000OursOverUpstream: within('ours', 'upstream', (m) => m.fixed.latency.p99),
   startToReadyOursOverBare: startWithin('ours', 'bare', (s) => s.readyMs),
   matched: {
@@ -276,6 +281,10 @@ if (smoke) {
       results[name].matched.rps.median > 0,
       `${name}: answered the matched mix (${Math.round(results[name].matched.rps.median)} rps)`,
     );
+    check(
+      results[name].saturation.p99WithOpening.median > 0 && results[name].saturation.p99.median > 0,
+      `${name}: latency counted with and without the warm-up (p99 ${r1(results[name].saturation.p99WithOpening.median)} and ${r1(results[name].saturation.p99.median)} ms)`,
+    );
     check(results[name].idleMb.median > 0, `${name}: memory measured (idle ${results[name].idleMb.median} MB)`);
     const { young, full } = results[name].gcs;
     check(
@@ -301,6 +310,7 @@ const report = {
   saturated,
   runs,
   durationSeconds: duration,
+  warmUpSeconds: WARM_UP_S,
   classCount: countClasses(classText),
   fewClassCount: countClasses(readFileSync(FIXTURE_CLASSES, 'utf8')),
   results,

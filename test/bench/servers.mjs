@@ -184,22 +184,26 @@ export function cpuSeconds(pid) {
 }
 
 /**
- * Runs a load against the server at `pid` and reads its CPU around exactly that load: per request, over all its
- * threads and the kernel (/proc/PID/stat), and on its main thread in user and in system time.
+ * Runs a load against the server at `pid` and reads its CPU around exactly the load's measured window (all of it,
+ * or with `warmup` its last `duration` seconds): per request, over all its threads and the kernel (/proc/PID/stat),
+ * and on its main thread in user and in system time. `atWindow` is called when the window opens; what it returns
+ * comes back as `atWindow` (a server's collections so far, say).
  */
-export async function loadWithCpu(pid, options) {
+export async function loadWithCpu(pid, options, atWindow = () => undefined) {
   const mainStat = `/proc/${pid}/task/${pid}/stat`;
-  const cpu0 = cpuSeconds(pid);
-  const main0 = statSeconds(mainStat);
-  const result = await runLoad(options);
+  let start;
+  const result = await runLoad(options, () => {
+    start = { cpu: cpuSeconds(pid), main: statSeconds(mainStat), atWindow: atWindow() };
+  });
   const cpu1 = cpuSeconds(pid);
   const main1 = statSeconds(mainStat);
   const per = (seconds) => (seconds * 1e6) / result.requests;
   return {
     ...result,
-    cpuUsPerRequest: per(cpu1 - cpu0),
-    mainUserUs: per(main1.user - main0.user),
-    mainSystemUs: per(main1.system - main0.system),
+    atWindow: start.atWindow,
+    cpuUsPerRequest: per(cpu1 - start.cpu),
+    mainUserUs: per(main1.user - start.main.user),
+    mainSystemUs: per(main1.system - start.main.system),
   };
 }
 
@@ -215,12 +219,16 @@ export function rssMb(pid) {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-/** Runs the load generator as a separate process and returns its result. */
-export function runLoad(options) {
+/**
+ * Runs the load generator as a separate process and returns its result; `onWindow` is called when its measured
+ * window opens (load.mjs: at once, or after `warmup` seconds; the message takes well under a millisecond).
+ */
+export function runLoad(options, onWindow = () => undefined) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [`${ROOT}test/bench/load.mjs`, JSON.stringify(options)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
+    child.on('message', (message) => message === 'window' && onWindow());
     let text = '';
     child.stdout.on('data', (c) => (text += c));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`load generator exited ${code}`))));
