@@ -193,7 +193,7 @@ function tails() {
 const f1 = (x) => String(Math.round(x * 10) / 10);
 const f2 = (x) => String(Math.round(x * 100) / 100);
 const lines = [
-  `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server in rotating order; medians of the ratios taken within each round.`,
+  `Machine: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. Command: \`${commandLine('bench:budget')}\`. ${connections} keep-alive connections, ${runs} rounds of ${duration} s per server (counted after ${WARM_UP_S} s of warm-up on the same connections) in rotating order; medians of the ratios taken within each round.`,
   '',
   '| server | requests/s | / upstream | / bare | p99 (ms) | p99 / upstream | p99 at 1,000/s (ms) | / upstream | CPU per request, all threads (µs) | main thread user / system (µs) | collections per 1,000 requests, young / full | start to ready (ms) | / bare | failed |',
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -64,7 +64,7 @@ process.stdout.write(
     rps: warmupMs > 0 ? latencies.length / windowSeconds : result.requests.average,
     duration: warmupMs > 0 ? windowSeconds : result.duration,
     latency: latencySummary(latencies),
-    ...(warmupMs > 0 ? { latencyWithOpening: latencySummary(all) } : {}),
+    ...(warmupMs > 0 ? { requestsWithOpening: all.length, latencyWithOpening: latencySummary(all) } : {}),
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
