@@ -26,8 +26,9 @@ if (options.rate) {
 // the p99 target is judged by. Each answer's time comes with its 'response' event in ms with µs resolution, so the
 // latencies here are summed from those (at most some hundred thousand numbers for the bench's longest load).
 const warmupMs = (options.warmup ?? 0) * 1000;
+// Every 2xx answer's latency, in arrival order; the window's are those from `firstInWindow` on.
 const latencies = [];
-const all = [];
+let firstInWindow;
 let windowOpenedAt;
 const instance = autocannon({
   url: options.url,
@@ -43,28 +44,28 @@ const instance = autocannon({
 });
 // As autocannon's histogram, the answers with a 2xx status (the others are counted in non2xx).
 instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-  if (statusCode < 200 || statusCode >= 300) return;
-  if (windowOpenedAt !== undefined) latencies.push(responseTime);
-  if (warmupMs > 0) all.push(responseTime);
+  if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
 });
 // The channel alone must not keep this process alive once the load is done.
 process.channel?.unref();
 const openWindow = () => {
   windowOpenedAt = performance.now();
+  firstInWindow = latencies.length;
   process.send?.('window');
 };
 if (warmupMs > 0) setTimeout(openWindow, warmupMs);
 else openWindow();
 const result = await instance;
 const windowSeconds = (performance.now() - windowOpenedAt) / 1000;
+const inWindow = latencies.slice(firstInWindow);
 process.stdout.write(
   JSON.stringify({
     // Without warmup autocannon's own counts; with it, the answers in the window (autocannon counts them all).
-    requests: warmupMs > 0 ? latencies.length : result.requests.total,
-    rps: warmupMs > 0 ? latencies.length / windowSeconds : result.requests.average,
+    requests: warmupMs > 0 ? inWindow.length : result.requests.total,
+    rps: warmupMs > 0 ? inWindow.length / windowSeconds : result.requests.average,
     duration: warmupMs > 0 ? windowSeconds : result.duration,
-    latency: latencySummary(latencies),
-    ...(warmupMs > 0 ? { requestsWithOpening: all.length, latencyWithOpening: latencySummary(all) } : {}),
+    latency: latencySummary(inWindow),
+    ...(warmupMs > 0 ? { requestsWithOpening: latencies.length, latencyWithOpening: latencySummary(latencies) } : {}),
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
