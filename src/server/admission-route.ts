@@ -8,6 +8,7 @@ import { logDecision } from './decision-log.js';
 import { DecisionRecords } from './decision-records.js';
 import { jsonBodyParser } from './json-body.js';
 import type { WebhookMetrics } from './metrics.js';
+import { TurnAnswers } from './turn-answers.js';
 
 /** Admission paths: ours, and upstream's two so existing webhook configurations keep working. */
 export const ADMISSION_PATHS = ['/validate', '/volumesnapshot', '/volumegroupsnapshot'] as const;
@@ -29,12 +30,14 @@ declare module 'fastify' {
 
 /**
  * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
- * accepts), reviewed and answered; the decision is logged and counted at the end of the event loop's turn
- * (decision-records.ts). The apiserver appends `?timeout=5s`; fastify routes without the query.
+ * accepts) and reviewed; at the end of the event loop's turn the turn's answers are written (turn-answers.ts),
+ * and then their decisions are logged and counted (decision-records.ts). A review's duration ends at its
+ * decision. The apiserver appends `?timeout=5s`; fastify routes without the query.
  */
 export const admissionRoutes = fp(
   async (app: FastifyInstance, options: AdmissionRouteOptions) => {
     const { review, logger, metrics, onDecision } = options;
+    const answers = new TurnAnswers();
     const records = new DecisionRecords((outcome, durationMs) => {
       logDecision(logger, outcome, durationMs);
       metrics?.observe(outcome, durationMs);
@@ -57,7 +60,9 @@ export const admissionRoutes = fp(
         handler: async (request) => {
           if (request.body === undefined) throw new EmptyBodyError();
           const outcome = await reviewAdmission(request.body, review);
+          const turnEnd = answers.end();
           records.add(outcome, performance.now() - request.bodyReceivedAt);
+          await turnEnd;
           return outcome.body;
         },
       });

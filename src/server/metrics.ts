@@ -72,7 +72,7 @@ export class WebhookMetrics {
   });
   private readonly duration = new Histogram({
     name: `${PREFIX}admission_duration_seconds`,
-    help: 'Time from the whole request body to the answer (parsing, rules, decision), in seconds.',
+    help: 'Time from the whole request body to the decision (parsing, rules), in seconds.',
     labelNames: ['resource'] as const,
     // Decisions take tens of microseconds; the top buckets catch GC pauses and a starved event loop.
     buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
