@@ -10,7 +10,7 @@ export type RecordDecision = (outcome: ReviewOutcome, durationMs: number) => voi
  * are written), instead of one at a time between them. A saturated server answers many requests in each turn,
  * and recording them in a row costs less CPU for the same instructions. Measured at 100 connections
  * (docs/benchmarks.md): 88 against 111 µs of CPU per request, 12,182 against 9,854 requests/s. The line and the
- * metrics are the same; a review's duration still ends when its answer is ready.
+ * metrics are the same; a review's duration ends at its decision (the admission route records it there).
  */
 export class DecisionRecords {
   private readonly held: Array<{ readonly outcome: ReviewOutcome; readonly durationMs: number }> = [];
