@@ -1,5 +1,7 @@
 // The bare server: an HTTPS server on the same Node, with the same TLS settings and keep-alive as ours, that
-// reads and parses the same JSON body and answers a fixed AdmissionReview. Nothing a webhook can do is cheaper.
+// reads and parses the same JSON body and answers a fixed AdmissionReview, each answer written as soon as it is made.
+// It is the comparator the targets name, not a floor for every server: one that writes a turn's answers together,
+// as ours does, can use less CPU per request (docs/benchmarks.md, "Throughput against the bare server").
 // node bare-https.mjs CERT KEY PORT [WORK_US]
 // WORK_US (bench:budget): after parsing, run that many µs of CPU work: a fixed count of steps of a loop that
 // allocates nothing, counted at start from how many steps 200 ms of the thread's CPU time holds (the kernel
