@@ -2,7 +2,10 @@
 // the bare Node HTTPS server (or, with `--against libraries`, the libraries floor of bench:budget, with the
 // Deployment's NODE_OPTIONS too), one after the other, under the bench's request mix at saturation, with V8's
 // sampling profiler on (--cpu-prof). Ours runs the unbundled build (dist/main.js with node_modules), the same
-// code as the bundle, so that each frame names its package. Prints, per request, each server's main-thread time by
+// code as the bundle, so that each frame names its package. Each server is loaded as the bench loads it: one set of
+// keep-alive connections, 3 s of warm-up, then --duration seconds counted; only the samples of that window count,
+// over its requests, so start-up, the connections' handshakes and code not yet compiled are left out (V8 stamps its
+// samples with the monotonic clock that process.hrtime reads). Prints, per request, each server's main-thread time by
 // package or part of the server (self time, and inclusive: every part on the stack of a sample), the difference
 // between the two, and the functions that take the most.
 // `npm run bench:profile -- --connections 50 --duration 10 [--against libraries]`. The main thread only: GC
@@ -15,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
-import { cpuSeconds, deploymentNodeOptions, ROOT, runLoad, startServer, statSeconds } from './servers.mjs';
+import { deploymentNodeOptions, loadWithCpu, ROOT, startServer, statSeconds } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +33,8 @@ reexecInNetns((why) => console.error(`bench:profile: ${why}`));
 const connections = Number(values.connections ?? 50);
 const duration = Number(values.duration ?? 10);
 const flameMin = Number(values['flame-min'] ?? 1.5);
+// As the bench warms each server's connections before it counts (run.mjs).
+const WARM_UP_S = 3;
 // What ours is set against: the bare server, or the libraries floor (bench:budget's fastify + pino + prom-client,
 // unbundled here too), which leaves ours' own code as the difference.
 const against = values.against ?? 'bare';
@@ -80,12 +85,11 @@ async function profileOf(kind) {
     ...(kind === 'libraries' ? { main: join(ROOT, 'test/bench/libraries-https.mjs') } : {}),
     env: { NODE_OPTIONS: `${kind === 'bare' ? '' : deploymentNodeOptions()} --cpu-prof --cpu-prof-dir=${profiles}` },
   });
-  const load = { url: server.url, ca: certs.ca, bodies, connections };
-  const warm = await runLoad({ ...load, duration: 2 });
-  const cpu0 = cpuSeconds(server.pid);
-  const threads0 = threadCpu(server.pid);
-  const result = await runLoad({ ...load, duration });
-  const cpuUs = ((cpuSeconds(server.pid) - cpu0) * 1e6) / result.requests;
+  const load = { url: server.url, ca: certs.ca, bodies, connections, warmup: WARM_UP_S, duration };
+  const now = () => Number(process.hrtime.bigint() / 1000n);
+  const result = await loadWithCpu(server.pid, load, () => ({ threads: threadCpu(server.pid), at: now() }));
+  const window = { from: result.atWindow.at, to: now() };
+  const threads0 = result.atWindow.threads;
   const threads1 = threadCpu(server.pid);
   const threads = Object.fromEntries(
     Object.entries(threads1).map(([name, t]) => [
@@ -99,7 +103,6 @@ async function profileOf(kind) {
   await server.stop();
   const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
   const profile = JSON.parse(readFileSync(join(profiles, file), 'utf8'));
-  const interval = (profile.endTime - profile.startTime) / profile.samples.length;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -108,7 +111,12 @@ async function profileOf(kind) {
   const functions = new Map();
   const atNode = new Map();
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
-  for (const id of profile.samples) {
+  // Each sample stands for the time since the one before it; only those inside the measured window count.
+  let time = profile.startTime;
+  for (const [i, id] of profile.samples.entries()) {
+    const interval = profile.timeDeltas[i];
+    time += interval;
+    if (time <= window.from || time > window.to) continue;
     const frame = byId.get(id).callFrame;
     add(atNode, id, interval);
     add(self, part(frame), interval);
@@ -121,8 +129,7 @@ async function profileOf(kind) {
   const folded = new Map();
   for (const [id, us] of atNode)
     if (byId.get(id).callFrame.functionName !== '(idle)') add(folded, stackOf(id, byId, parent).join(';'), us);
-  // The profile spans the process's life, so it is shared out over every request the process answered.
-  const profiled = warm.requests + result.requests;
+  const profiled = result.requests;
   const per = (map) => new Map([...map].map(([k, us]) => [k, us / profiled]));
   const flameFile = join(work, `${kind}.folded`);
   writeFileSync(flameFile, [...folded].map(([stack, us]) => `${stack} ${Math.round(us)}`).join('\n') + '\n');
@@ -130,7 +137,8 @@ async function profileOf(kind) {
   return {
     kind,
     rps: result.rps,
-    cpuUs,
+    cpuUs: result.cpuUsPerRequest,
+    mainUs: result.mainUserUs + result.mainSystemUs,
     threads,
     busy,
     self: per(self),
@@ -186,7 +194,7 @@ const top = (map, n) =>
     .slice(0, n);
 for (const p of [ours, peer]) {
   console.log(
-    `${p.kind}: ${Math.round(p.rps)} req/s at ${connections} connections; CPU ${p.cpuUs.toFixed(1)} µs per request (all threads and the kernel), main thread busy ${p.busy.toFixed(1)} µs`,
+    `${p.kind}: ${Math.round(p.rps)} req/s at ${connections} connections; CPU ${p.cpuUs.toFixed(1)} µs per request (all threads and the kernel); main thread ${p.mainUs.toFixed(1)} µs by /proc, busy ${p.busy.toFixed(1)} µs in the profile`,
   );
 }
 console.log('\nCPU by thread, µs per request (user / system), from /proc/PID/task/*/stat:');
