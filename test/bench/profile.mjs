@@ -13,9 +13,12 @@
 // The flame graph: each server's main-thread stacks in the folded format (one line per stack, frames joined by
 // `;`, then its µs), the input of flamegraph.pl, inferno and speedscope, in the work folder it names; and the
 // same tree printed top-down, pruned to the frames that take at least --flame-min µs per request.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// `--smoke` (CI): 10 connections, 1 s of warm-up and 1 s counted; checks that both servers answered and that the
+// counted samples cover the window, prints `bench:profile: N passed, N failed` and removes its work folder.
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { check, summary } from '../helpers/checks.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { prepareWork, requestMix } from './mix.mjs';
 import { deploymentNodeOptions, loadWithCpu, ROOT, startServer, statSeconds } from './servers.mjs';
@@ -26,15 +29,17 @@ const { values } = parseArgs({
     duration: { type: 'string' },
     'flame-min': { type: 'string' },
     against: { type: 'string' },
+    smoke: { type: 'boolean' },
   },
 });
 // Ours listens on every interface, as the Deployment runs it: only loopback exists in the namespace.
 reexecInNetns((why) => console.error(`bench:profile: ${why}`));
-const connections = Number(values.connections ?? 50);
-const duration = Number(values.duration ?? 10);
+const smoke = values.smoke === true;
+const connections = Number(values.connections ?? (smoke ? 10 : 50));
+const duration = Number(values.duration ?? (smoke ? 1 : 10));
 const flameMin = Number(values['flame-min'] ?? 1.5);
 // As the bench warms each server's connections before it counts (run.mjs).
-const WARM_UP_S = 3;
+const WARM_UP_S = smoke ? 1 : 3;
 // What ours is set against: the bare server, or the libraries floor (bench:budget's fastify + pino + prom-client,
 // unbundled here too), which leaves ours' own code as the difference.
 const against = values.against ?? 'bare';
@@ -113,10 +118,12 @@ async function profileOf(kind) {
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
   // Each sample stands for the time since the one before it; only those inside the measured window count.
   let time = profile.startTime;
+  let counted = 0;
   for (const [i, id] of profile.samples.entries()) {
     const interval = profile.timeDeltas[i];
     time += interval;
     if (time <= window.from || time > window.to) continue;
+    counted += interval;
     const frame = byId.get(id).callFrame;
     add(atNode, id, interval);
     add(self, part(frame), interval);
@@ -137,6 +144,8 @@ async function profileOf(kind) {
   return {
     kind,
     rps: result.rps,
+    failures: result.errors + result.timeouts + result.non2xx,
+    coverage: counted / (window.to - window.from),
     cpuUs: result.cpuUsPerRequest,
     mainUs: result.mainUserUs + result.mainSystemUs,
     threads,
@@ -220,4 +229,16 @@ for (const p of [ours, peer]) {
     `\n${p.kind}, flame graph of the main thread (inclusive µs per request, frames ≥ ${flameMin}); folded stacks: ${p.flameFile}`,
   );
   printFlame(p.folded, flameMin);
+}
+if (smoke) {
+  for (const p of [ours, peer]) {
+    check(p.rps > 0 && p.failures === 0, `${p.kind}: answered under the profiler, with no errors, timeouts or non-2xx answers`);
+    // A clock that did not match V8's would leave the window without samples.
+    check(
+      p.coverage > 0.8 && p.coverage < 1.05,
+      `${p.kind}: the counted samples cover the window (${Math.round(p.coverage * 100)}% of it)`,
+    );
+  }
+  rmSync(work, { recursive: true, force: true });
+  process.exit(summary('bench:profile'));
 }
