@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { unpackTool } from '../helpers/tools.mjs';
 import { kube } from './kube.js';
-import { freePort, startProcess, waitFor, type Started } from './processes.js';
+import { freePort, startProcess, waitFor, waitWhileRunning, type Started } from './processes.js';
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -90,6 +91,20 @@ function getReadyz(port: number, dir: string): Promise<boolean> {
   });
 }
 
+/** Whether etcd answers its /health with `"health":"true"` (it has a leader and serves reads). */
+function getEtcdHealth(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get({ host: '127.0.0.1', port, path: '/health', timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body = (body + chunk).slice(0, 1000)));
+      res.on('end', () => resolve(res.statusCode === 200 && body.includes('"health":"true"')));
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
 /** The CN of the client certificate the apiserver presents to webhooks with `webhookClientCert`. */
 export const WEBHOOK_CLIENT = 'kube-apiserver-webhook-client';
 
@@ -154,6 +169,10 @@ export async function startCluster(dir: string, options: { webhookClientCert?: b
     `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
     '--log-level=error',
   ]);
+  const tail = (started: Started): string => started.output().slice(-3000);
+  await waitWhileRunning(etcd, 'etcd /health', () => getEtcdHealth(etcdPort), 30_000).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}\n${tail(etcd)}`);
+  });
   const args = [
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
@@ -178,9 +197,10 @@ export async function startCluster(dir: string, options: { webhookClientCert?: b
   ];
   let apiserver: Started | undefined;
   const startApiserver = async (): Promise<void> => {
-    apiserver = startProcess(binary, args);
-    await waitFor('kube-apiserver /readyz', () => getReadyz(port, dir), 60_000, 200).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}\n${apiserver?.output().slice(-3000)}`);
+    const started = startProcess(binary, args);
+    apiserver = started;
+    await waitWhileRunning(started, 'kube-apiserver /readyz', () => getReadyz(port, dir), 60_000).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${tail(started)}\netcd: ${tail(etcd)}`);
     });
   };
   await startApiserver();

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 const started = new Set<ChildProcess>();
@@ -49,17 +50,37 @@ export function startProcess(command: string, args: readonly string[], env: Node
   };
 }
 
-/** A free loopback TCP port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether a server can listen on 127.0.0.1:`port` now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * The low end of the kernel's ephemeral port range (32768 by default). A port from port 0 lies inside it, where any
+ * client connection may take it as its source port between this check and the bind of the server it is for: etcd
+ * lost its client port that way once in CI, and the apiserver then waited 60 s on a dead etcd.
+ */
+function ephemeralLow(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** A free loopback TCP port below the ephemeral range, at random so that test files running at once rarely meet. */
+export async function freePort(): Promise<number> {
+  const low = 10_000;
+  const high = Math.max(ephemeralLow(), low + 1_000);
+  for (let tries = 0; tries < 100; tries += 1) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free loopback port between ${low} and ${high} after 100 tries`);
 }
 
 /**
