@@ -1,13 +1,13 @@
 // Mutual TLS on the built server: only clients with a certificate from --client-ca-file, of an allowed name,
 // reach the admission port; the kubelet probes the plain probe port. Certificates are made with openssl.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { freePort } from '../e2e/processes.js';
 import { startBuiltServer } from '../helpers/built-server.js';
 import { FIXTURES } from '../helpers/fixtures.js';
 
@@ -45,15 +45,6 @@ ca('other-ca');
 const apiserver = client('kube-apiserver', 'webhook-clients');
 const stranger = client('stranger', 'webhook-clients');
 const forged = client('kube-apiserver-forged', 'other-ca');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** POST /validate with an optional client certificate: the status, or the error that ended the connection. */
 function post(port: number, serverCa: Buffer, body: string, identity?: { cert: Buffer; key: Buffer }): Promise<string> {
