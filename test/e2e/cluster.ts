@@ -5,7 +5,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { unpackTool } from '../helpers/tools.mjs';
 import { kube } from './kube.js';
-import { freePort, startProcess, waitFor, waitWhileRunning, type Started } from './processes.js';
+import { freePort, startProcess, waitWhileRunning, type Started } from './processes.js';
 
 function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -235,7 +235,7 @@ export async function startCluster(dir: string, options: { webhookClientCert?: b
         binary,
         args.map((a) => (a.startsWith('--secure-port=') ? `--secure-port=${secondPort}` : a)),
       );
-      await waitFor('second kube-apiserver /readyz', () => getReadyz(secondPort, dir), 60_000, 200);
+      await waitWhileRunning(second, 'second kube-apiserver /readyz', () => getReadyz(secondPort, dir), 60_000);
       return {
         kubeconfig: writeKubeconfig('kubeconfig-second', 'admin', secondPort),
         stop: async () => void (await second.stop()),

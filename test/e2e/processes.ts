@@ -60,22 +60,23 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /**
- * The low end of the kernel's ephemeral port range (32768 by default). A port from port 0 lies inside it, where any
- * client connection may take it as its source port between this check and the bind of the server it is for: etcd
- * lost its client port that way once in CI, and the apiserver then waited 60 s on a dead etcd.
+ * The low end of the kernel's ephemeral port range (32768 by default), read once. A port from port 0 lies inside it,
+ * where any client connection may take it as its source port between this check and the bind of the server it is
+ * for. That is the likely cause of a CI failure where etcd's client port came from port 0 and the apiserver then
+ * waited 60 s on an etcd that was not there.
  */
-function ephemeralLow(): number {
+const EPHEMERAL_LOW = ((): number => {
   try {
     return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
   } catch {
     return 32_768;
   }
-}
+})();
 
 /** A free loopback TCP port below the ephemeral range, at random so that test files running at once rarely meet. */
 export async function freePort(): Promise<number> {
   const low = 10_000;
-  const high = Math.max(ephemeralLow(), low + 1_000);
+  const high = Math.max(EPHEMERAL_LOW, low + 1_000);
   for (let tries = 0; tries < 100; tries += 1) {
     const port = low + Math.floor(Math.random() * (high - low));
     if (await canListen(port)) return port;
