@@ -4,7 +4,8 @@ import { ROOT } from './servers.mjs';
 
 export const r1 = (x) => (typeof x === 'number' ? Math.round(x * 10) / 10 : x);
 const r2 = (x) => (typeof x === 'number' ? Math.round(x * 100) / 100 : x);
-const cell = (s, round = r1) => `${round(s.median)} (${round(s.min)}–${round(s.max)})`;
+/** A figure's median (min–max); a ratio against the peer when the peer was missing is '—'. */
+const cell = (s, round = r1) => (s === undefined ? '—' : `${round(s.median)} (${round(s.min)}–${round(s.max)})`);
 
 /** The command line that ran a bench script, as it can be pasted into a shell (an argument with a space quoted). */
 export function commandLine(script) {
@@ -94,7 +95,10 @@ function targets(report) {
   return [
     '| target | bound | measured: median (min–max) | |',
     '| --- | --- | --- | --- |',
-    ...rows.map(([what, bound, met, measured]) => `| ${what} | ${bound} | ${measured} | ${met ? 'met' : '**missed**'} |`),
+    ...rows.map(
+      ([what, bound, met, measured]) =>
+        `| ${what} | ${bound} | ${measured} | ${measured === '—' ? 'not measured: no peer' : met ? 'met' : '**missed**'} |`,
+    ),
   ];
 }
 
@@ -147,6 +151,9 @@ export function writeReport(report) {
           `The \`before\` server (${report.beforeNodeOptions === undefined ? 'an earlier build' : `NODE_OPTIONS=${report.beforeNodeOptions} alone`}; the same bench, the same run) against the same peer: throughput ${cell(ratios.throughputBeforeOverUpstream, r2)} of upstream's, CPU per request ${cell(ratios.cpuBeforeOverUpstream, r2)} of upstream's, peak RSS ${cell(ratios.peakRssBeforeOverLimit, r2)} of the memory limit, p99 at saturation ${cell(ratios.p99SaturationBeforeOverUpstream, r2)}, p99 at 1,000 requests/s ${cell(ratios.p99At1000BeforeOverUpstream, r2)}, start to ready ${cell(ratios.startToReadyBeforeOverBare, r2)} of the bare server's.`,
         ];
   replaceBlock('results', [
+    report.peer === undefined
+      ? `**The peer was missing** (${report.peerMissing}): ours is measured against the bare Node server only, and every ratio against upstream reads —.`
+      : `Peer: ${report.peer}.`,
     `Machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.date}. Command: \`${report.command}\`. Ours runs with the Deployment's runtime settings, ${Object.entries(
       report.runtimeEnv,
     )

@@ -57,15 +57,15 @@ const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));
 const duration = Number(values.duration ?? (smoke ? 2 : 5));
 const WARM_UP_S = smoke ? 1 : 3;
-const { work, certs, classes, classText, bodies, matchedBodies, logFile, upstream, fake } = await startBench(
+const { work, certs, classes, classText, bodies, matchedBodies, logFile, upstream, peerMissing, fake } = await startBench(
   'bench',
   'sw-bench-',
 );
 
-/** Every server measured, with how it starts. `before` only when asked for. */
+/** Every server measured, with how it starts. `upstream` when its binary was found; `before` only when asked for. */
 const SERVERS = {
   ours: { kind: 'ours', classes },
-  upstream: { kind: 'upstream', kubeconfig: fake.kubeconfig, upstream },
+  ...(upstream === undefined ? {} : { upstream: { kind: 'upstream', kubeconfig: fake.kubeconfig, upstream } }),
   bare: { kind: 'bare' },
   ...(values.before === undefined
     ? {}
@@ -136,11 +136,11 @@ async function measureStart(name, classesFrom = FEW_CLASSES) {
 }
 
 /**
- * How many connections saturate upstream: from 50 (or --connections), doubled while twice as many connections get
- * upstream more than 5% more requests/s, up to 400. Every server is then loaded with that many.
+ * How many connections saturate upstream (the bare server without a peer): from 50 (or --connections), doubled while
+ * twice as many connections get it more than 5% more requests/s, up to 400. Every server is then loaded with that many.
  */
 async function saturationCheck(from) {
-  const server = await start('upstream');
+  const server = await start(upstream === undefined ? 'bare' : 'upstream');
   try {
     const load = { url: server.url, ca: certs.ca, bodies };
     const rps = async (connections) => (await runLoad({ ...load, connections, warmup: WARM_UP_S, duration })).rps;
@@ -213,8 +213,12 @@ const summarise = (list, startList) => ({
 });
 const results = Object.fromEntries(NAMES.map((n) => [n, summarise(load[n], starts[n])]));
 results.ours.idleMbManyClasses = spread(manyClassesIdle);
-/** A ratio of two servers' figures, taken within each run (start figures: the medians of each run's samples). */
-const within = (a, b, pick) => spread(load[a].map((m, i) => pick(m) / pick(load[b][i])));
+/**
+ * A ratio of two servers' figures, taken within each run (start figures: the medians of each run's samples);
+ * undefined when one of them was not measured (the peer missing).
+ */
+const within = (a, b, pick) =>
+  load[a] === undefined || load[b] === undefined ? undefined : spread(load[a].map((m, i) => pick(m) / pick(load[b][i])));
 const startWithin = (a, b, pick) =>
   spread(
     load[a].map(
@@ -262,9 +266,8 @@ for (const n of [10, 1000, 10000]) scaling[n] = await decisionP99(n, smoke ? 200
 
 let cluster;
 if (!smoke) {
-  const loader = `file://${ROOT}node_modules/@tapjs/typescript/dist/esm/import.mjs`;
   const settings = JSON.stringify({ runs: Math.min(runs, 3), upstream });
-  const run = spawnSync(process.execPath, [`--import=${loader}`, `${ROOT}test/bench/cluster-mode.ts`, settings], {
+  const run = spawnSync(process.execPath, ['--import=tsx', `${ROOT}test/bench/cluster-mode.ts`, settings], {
     encoding: 'utf8',
     timeout: 15 * 60_000,
   });
@@ -301,6 +304,8 @@ if (smoke) {
   process.exit(summary('bench'));
 }
 const report = {
+  peer: upstream === undefined ? undefined : 'the upstream snapshot-validation-webhook v7.0.2',
+  peerMissing,
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, date: new Date().toISOString().slice(0, 10) },
   command: commandLine('bench'),
   nodeOptions: deploymentNodeOptions(),

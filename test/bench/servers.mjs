@@ -38,49 +38,15 @@ export async function waitReady(port, ca, since, timeoutMs = 30_000, tryMs = 100
 
 let nextPort = 19000 + Math.floor(Math.random() * 2000);
 
-/** What the bench tables call each server. */
-export const SERVER_LABELS = {
-  ours: 'ours (as the Deployment runs it)',
-  upstream: 'upstream v7.0.2',
-  fastify: "the floor's first rung: fastify alone, a fixed answer",
-  'fastify+pino': "the floor's second rung: fastify and pino's line",
-  libraries: 'libraries floor: fastify + pino + prom-client, no rules',
-  bare: 'bare Node HTTPS server',
-};
-
-/**
- * Bundles the libraries floor (libraries-https.mjs) into `work` as the server is bundled
- * (src/packaging/bundle-options.ts, with its chunks: a rung loads only the libraries it uses), so that it starts as
- * a bundle does; resolves with its main file.
- */
-export async function bundleLibrariesFloor(work) {
-  const [{ build }, { BUNDLE_OPTIONS }] = await Promise.all([
-    import('esbuild'),
-    import('../../dist/packaging/bundle-options.js'),
-  ]);
-  await build({
-    ...BUNDLE_OPTIONS,
-    entryPoints: [`${ROOT}test/bench/libraries-https.mjs`],
-    outdir: `${work}/libraries`,
-    outExtension: { '.js': '.mjs' },
-    chunkNames: 'chunks/[name]-[hash]',
-    splitting: true,
-  });
-  return `${work}/libraries/libraries-https.mjs`;
-}
-
 /**
  * The command line of a server: `kind` is 'ours' (a bundle's main.js, run by `node`), 'upstream' (the Go
- * binary, with a kubeconfig), 'bare' (with `workUs` of busy CPU per request added, for bench:budget) or
- * 'libraries' (the bundled libraries-https.mjs at `main`, for bench:budget; `layers`, the rung, as that file lists
- * them: the whole floor when not given).
+ * binary, with a kubeconfig) or 'bare' (bare-https.mjs).
  */
 export function serverCommand(
   kind,
-  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [], workUs = 0, layers },
+  { certs, classes, port, kubeconfig, main = MAIN, node = process.execPath, upstream, extraArgs = [] },
 ) {
-  if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port), String(workUs)]];
-  if (kind === 'libraries') return [node, [main, certs.cert, certs.key, String(port), ...(layers === undefined ? [] : [layers])]];
+  if (kind === 'bare') return [node, [`${ROOT}test/bench/bare-https.mjs`, certs.cert, certs.key, String(port)]];
   if (kind === 'upstream') {
     return [
       upstream,
@@ -132,18 +98,14 @@ export async function startServer(kind, options) {
   const [server, commandArgv] = serverCommand(kind, { ...options, port });
   // Node takes --trace-gc only on its command line, not in NODE_OPTIONS.
   const serverArgv = options.traceGc && kind !== 'upstream' ? ['--trace-gc', ...commandArgv] : commandArgv;
-  // `wrap`: a command that runs the server (valgrind, for bench:instructions), the same process and pid.
-  const [command, argv] =
-    options.wrap === undefined ? [server, serverArgv] : [options.wrap[0], [...options.wrap.slice(1), server, ...serverArgv]];
   const log = options.traceGc ? `${options.logFile}.${port}` : options.logFile;
   const out = openSync(log, 'a');
-  // Ours and the libraries floor with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others
-  // with none of them.
-  const runtime = kind === 'ours' || kind === 'libraries' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
+  // Ours with the Deployment's runtime settings (NODE_OPTIONS, GLIBC_TUNABLES); the others with none of them.
+  const runtime = kind === 'ours' ? deploymentEnv() : { NODE_OPTIONS: '', GLIBC_TUNABLES: '' };
   const env = { ...process.env, KUBECONFIG: '', ...runtime, ...options.env };
   if (options.traceGc && kind === 'upstream') env.GODEBUG = 'gctrace=1';
   const started = performance.now();
-  const child = spawn(command, argv, { stdio: ['ignore', out, out], env });
+  const child = spawn(server, serverArgv, { stdio: ['ignore', out, out], env });
   let readyMs;
   try {
     readyMs = await waitReady(port, readFileSync(options.certs.ca), started, options.readyTimeoutMs, options.readyTryMs);

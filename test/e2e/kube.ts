@@ -1,7 +1,7 @@
 // The Kubernetes release a run of the end-to-end suite is against, chosen by E2E_KUBE (run.mjs runs the suite once
 // per release). Each suite reads what differs from here, never from the version number itself.
 import { fileURLToPath } from 'node:url';
-import { findTool, findUpstreamCrds } from '../helpers/tools.mjs';
+import { findControllerCrds, findUpstreamCrds } from '../helpers/tools.mjs';
 
 export interface KubeRelease {
   /** As /version reports it, and as each result line is labelled. */
@@ -68,9 +68,9 @@ export const kube: KubeRelease = release();
 /** The untyped test CRDs (every field kept, nothing checked): on 1.20 every rule is the webhook's to enforce. */
 export const UNTYPED_CRDS = fileURLToPath(new URL('./untyped-crds/', import.meta.url));
 
-/** The CRDs that ship with the snapshot-controller this release runs (in its tools folder). */
+/** The CRDs that external-snapshotter v8.4.0 ships (the tools folder's `snapshot-controller/crds`). */
 export function controllerCrds(): string {
-  return `${required(findTool(kube.controllerTool))}/crds`;
+  return required(findControllerCrds());
 }
 
 /** Upstream's current CRDs (external-snapshotter v8.6.0, as shipped). */

@@ -1,23 +1,52 @@
-// The one place that finds the external programs the suites run: the real kube-apiservers (1.20 and 1.36), etcd 3.5,
-// the upstream snapshot-controllers (v8.4 and v8.6), the upstream Go webhook, upstream's conversion webhook and
-// vap-check (and upstream's current CRDs). Each ships as an xz archive in a tools folder outside the
-// repository: $SNAPSHOT_WEBHOOK_TOOLS if set, else the nearest `shared/tools` folder above the clone or above the
-// local repository it was cloned from.
+// The one place that finds the programs the suites run beyond Node. Two kinds:
+// - from package registries (always there in CI): kube-apiserver v1.20.2 (built from Debian's source package) and
+//   etcd 3.5 (Debian's), plus data: the CRDs of external-snapshotter v8.4.0 and v8.6.0;
+// - optional, built by the user from Kubernetes' and external-snapshotter's own releases: a current kube-apiserver,
+//   the snapshot-controllers, upstream's webhooks and vap-check. A test that needs one skips, with one line naming
+//   it, when it is absent (README "Optional programs").
+// Each program is a file `<folder>/<file>` or `<folder>/<file>.xz` in a tools folder outside the repository:
+// $SNAPSHOT_WEBHOOK_TOOLS if set, then the nearest `shared/tools` folder above the clone or above the local
+// repository it was cloned from.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** name -> [folder in the tools folder, archive file]. */
+/** name -> where it lives in a tools folder, what it is, and whether a fresh machine has it. */
 export const TOOLS = {
-  'kube-apiserver': ['kube-apiserver', 'kube-apiserver-v1.20.2.xz'],
-  'kube-apiserver-1.36': ['kube-apiserver', 'kube-apiserver-v1.36.2.xz'],
-  'etcd-3.5': ['etcd', 'etcd-v3.5.30.xz'],
-  'snapshot-controller': ['snapshot-controller', 'snapshot-controller-v8.4.0.xz'],
-  'snapshot-controller-8.6': ['snapshot-controller', 'snapshot-controller-v8.6.0.xz'],
-  'upstream-conversion-webhook': ['upstream-conversion-webhook', 'snapshot-conversion-webhook-v8.6.0.xz'],
-  'upstream-webhook': ['upstream-webhook', 'snapshot-validation-webhook-v7.0.2.xz'],
-  'vap-check': ['vap-check', 'vap-check.xz'],
+  'kube-apiserver': { folder: 'kube-apiserver', file: 'kube-apiserver-v1.20.2', what: 'kube-apiserver v1.20.2' },
+  'etcd-3.5': { folder: 'etcd', file: 'etcd-v3.5.30', what: 'etcd v3.5' },
+  'kube-apiserver-1.36': {
+    folder: 'kube-apiserver',
+    file: 'kube-apiserver-v1.36.2',
+    what: 'kube-apiserver v1.36.2',
+    optional: true,
+  },
+  'snapshot-controller': {
+    folder: 'snapshot-controller',
+    file: 'snapshot-controller-v8.4.0',
+    what: 'snapshot-controller v8.4.0',
+    optional: true,
+  },
+  'snapshot-controller-8.6': {
+    folder: 'snapshot-controller',
+    file: 'snapshot-controller-v8.6.0',
+    what: 'snapshot-controller v8.6.0',
+    optional: true,
+  },
+  'upstream-webhook': {
+    folder: 'upstream-webhook',
+    file: 'snapshot-validation-webhook-v7.0.2',
+    what: 'snapshot-validation-webhook v7.0.2',
+    optional: true,
+  },
+  'upstream-conversion-webhook': {
+    folder: 'upstream-conversion-webhook',
+    file: 'snapshot-conversion-webhook-v8.6.0',
+    what: 'snapshot-conversion-webhook v8.6.0',
+    optional: true,
+  },
+  'vap-check': { folder: 'vap-check', file: 'vap-check', what: 'vap-check', optional: true },
 };
 
 /** `shared` in `dir` and in each folder above it. */
@@ -55,34 +84,64 @@ function toolsFolders() {
   return [process.env.SNAPSHOT_WEBHOOK_TOOLS, ...sharedFolders().map((d) => join(d, 'tools'))].filter(Boolean);
 }
 
-/** Upstream's current CRDs (external-snapshotter v8.6.0), or undefined with where they were looked for. */
-export function findUpstreamCrds() {
-  const candidates = [process.env.SNAPSHOT_WEBHOOK_CRDS, ...sharedFolders().map((d) => join(d, 'crds', 'v8.6.0'))].filter(
-    Boolean,
-  );
-  const dir = candidates.find((c) => existsSync(join(c, 'snapshot.storage.k8s.io_volumesnapshotclasses.yaml')));
+/** The first of `candidates` that holds `file`, or `{ missing }` naming what and where it was looked for. */
+function firstHolding(candidates, file, what, setting) {
+  const dir = candidates.find((c) => existsSync(join(c, file)));
   return dir === undefined
-    ? {
-        missing: `the v8.6.0 CRDs were not found (set SNAPSHOT_WEBHOOK_CRDS; looked in ${candidates.slice(0, 3).join(', ')}, ...)`,
-      }
+    ? { missing: `${what} not found (set ${setting}; looked in ${candidates.slice(0, 3).join(', ')}, ...)` }
     : { dir };
 }
 
-/** The folder of a tool (its README, CRDs and archive), or undefined with where it was looked for. */
-export function findTool(name) {
-  const [folder, archive] = TOOLS[name];
-  const candidates = toolsFolders().map((d) => join(d, folder));
-  const dir = candidates.find((c) => existsSync(join(c, archive)));
-  return dir === undefined
-    ? { missing: `${archive} not found (set SNAPSHOT_WEBHOOK_TOOLS; looked in ${candidates.slice(0, 3).join(', ')}, ...)` }
-    : { dir, archive: join(dir, archive) };
+/** Upstream's current CRDs (external-snapshotter v8.6.0), or `{ missing }`. */
+export function findUpstreamCrds() {
+  const candidates = [process.env.SNAPSHOT_WEBHOOK_CRDS, ...sharedFolders().map((d) => join(d, 'crds', 'v8.6.0'))];
+  const file = 'snapshot.storage.k8s.io_volumesnapshotclasses.yaml';
+  return firstHolding(candidates.filter(Boolean), file, 'the v8.6.0 CRDs', 'SNAPSHOT_WEBHOOK_CRDS');
 }
 
-/** Decompresses a tool's binary to `dest` (a file path in a temporary folder) and returns it; throws if missing. */
+/** The CRDs that external-snapshotter v8.4.0 ships (the tools folder's `snapshot-controller/crds`), or `{ missing }`. */
+export function findControllerCrds() {
+  const candidates = toolsFolders().map((d) => join(d, 'snapshot-controller', 'crds'));
+  const file = 'snapshot.storage.k8s.io_volumesnapshotclasses.yaml';
+  return firstHolding(candidates, file, 'the v8.4.0 CRDs', 'SNAPSHOT_WEBHOOK_TOOLS');
+}
+
+/** A program of TOOLS as `{ file }` (compressed or not), or `{ missing }` naming it and where it was looked for. */
+export function findTool(name) {
+  const { folder, file, what } = TOOLS[name];
+  for (const dir of toolsFolders().map((d) => join(d, folder))) {
+    if (existsSync(join(dir, file))) return { file: join(dir, file) };
+    if (existsSync(join(dir, `${file}.xz`))) return { file: join(dir, `${file}.xz`) };
+  }
+  return { missing: `${what} not found (${folder}/${file}[.xz] in $SNAPSHOT_WEBHOOK_TOOLS or shared/tools above the clone)` };
+}
+
+/** The first missing program of `names` as one line, or undefined when all are there. */
+export function missingTool(...names) {
+  return names.map(findTool).find((t) => t.missing !== undefined)?.missing;
+}
+
+/** Writes a program to `dest` (a file path in a temporary folder), decompressing it if needed; throws if missing. */
 export function unpackTool(name, dest) {
   const tool = findTool(name);
   if (tool.missing) throw new Error(tool.missing);
-  writeFileSync(dest, execFileSync('xz', ['-dc', tool.archive], { maxBuffer: 512 * 1024 * 1024 }));
+  if (tool.file.endsWith('.xz')) {
+    writeFileSync(dest, execFileSync('xz', ['-dc', tool.file], { maxBuffer: 512 * 1024 * 1024 }));
+  } else {
+    copyFileSync(tool.file, dest);
+  }
   chmodSync(dest, 0o755);
   return dest;
 }
+
+/** One line per program: found (where) or missing. For `.ci/run` and the e2e runner to print. */
+export function toolReport() {
+  return Object.entries(TOOLS).map(([name, { what, optional }]) => {
+    const found = findTool(name);
+    const kind = optional ? 'optional' : 'required';
+    return found.missing === undefined ? `found   ${what} (${kind}): ${found.file}` : `missing ${what} (${kind})`;
+  });
+}
+
+// `node test/helpers/tools.mjs`: print the report.
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(toolReport().join('\n'));
