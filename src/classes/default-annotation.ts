@@ -13,3 +13,11 @@ export function annotationValue(kind: ClassKind, object: SnapshotClass): string 
 export function isDefaultClass(kind: ClassKind, object: SnapshotClass): boolean {
   return annotationValue(kind, object) === 'true';
 }
+
+/**
+ * An UPDATE of a class that was already a default for the same driver (docs/rules.md, "The default-class rule",
+ * step 2): it makes no new default. `oldObject` is undefined for a CREATE.
+ */
+export function wasAlreadyDefault(kind: ClassKind, object: SnapshotClass, oldObject: SnapshotClass | undefined): boolean {
+  return oldObject !== undefined && isDefaultClass(kind, oldObject) && oldObject.driver === object.driver;
+}

@@ -6,8 +6,8 @@ import { BOUNDS } from '../limits/bounds.js';
 
 /**
  * A plain JSON request to the apiserver, authenticated by client-node's KubeConfig (TLS, tokens, exec
- * plugins). Used instead of client-node's generated API classes: those pull in every Kubernetes model and cost
- * megabytes of memory for the four calls we make (docs/benchmarks.md).
+ * plugins). Used instead of client-node's generated API classes: those pull in every Kubernetes model, memory for
+ * the four calls we make (docs/benchmarks.md, "Where the memory goes").
  */
 export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   return (await kubeExchange<T>(kc, method, path, body)).body;
@@ -16,8 +16,8 @@ export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', pat
 /**
  * The connections kubeExchange keeps open to the apiserver, per kubeconfig. client-node's applyToHTTPSOptions
  * hands each request an https.Agent without keep-alive, so every call paid a new TCP connection, TLS handshake
- * and TLS context: at idle the permission reviews and watch probes (every 10 s) opened about 13 a round, and
- * RSS rose by about 14 MB in 3 minutes while their native memory waited for a GC (docs/benchmarks.md). An idle
+ * and TLS context: at idle the permission reviews and watch probes (every 10 s) opened a dozen a round, and
+ * RSS rose while their native memory waited for a GC (docs/benchmarks.md, "Where the memory goes"). An idle
  * connection is kept for 30 s, longer than those rounds and shorter than the apiserver's own idle timeout (90 s),
  * so the apiserver does not close one under a request. A kubeconfig with a proxy keeps client-node's agent.
  */

@@ -40,7 +40,7 @@ function statusError(status: number, message: string | undefined): Error & { sta
 /**
  * client-node's Watch over node:https instead of undici's fetch. undici parses HTTP with a WebAssembly build of
  * llhttp, compiled at its first connection; the watches were the only calls that went through undici, and undici
- * cost cluster mode 3–9 MB of idle RSS (docs/benchmarks.md, "Cluster mode idle memory"). The same contract
+ * cost cluster mode idle RSS (docs/benchmarks.md, "Where the memory goes"). The same contract
  * as client-node's Watch, which its ListWatch drives: a line of JSON per event; `done` once, with the error (a
  * `TimeoutError` after `silenceMs` without a connection or a byte, an `AbortError` when stopped, an
  * error with `statusCode` for an answer other than 200); the AbortController returned stops the watch.

@@ -9,11 +9,9 @@ export type { Logger };
  * that are dropped and counted (a stalled log reader must not take the pod's memory).
  *
  * One write is in flight at a time, and it completes at the event loop's next turn; sonic-boom's default
- * write of at most 16 KiB then drained less than a saturated server logs per turn. Measured at 100
- * connections: the held text grew by about 0.5 MB/s, reached the 4 MiB bound after about 10 s, and from then
- * on decision lines were dropped; the held lines also lived long enough to be promoted, 270 bytes per request
- * into the old generation. A write of up to 256 KiB takes a turn's lines at once: the held text stayed near
- * 50 KB and 30 bytes per request were promoted (docs/benchmarks.md).
+ * write of at most 16 KiB drains less than a saturated server logs per turn, so lines pile up to the bound and
+ * are dropped. A write of up to 256 KiB takes a turn's lines at once (docs/benchmarks.md, "What the measurements
+ * chose").
  */
 const MIN_WRITE = 4096;
 const MAX_WRITE = 256 * 1024;
@@ -38,9 +36,7 @@ type LineDestination = DestinationStream & { flush(done?: (error?: Error) => voi
  * sonic-boom measures the text gathered for its next write with `Buffer.byteLength` before it appends each
  * line, and V8 first copies that joined text into one string: every line logged while a write is in flight
  * copies all the lines before it, so the cost grows with how far the server is behind. In buffer mode it keeps
- * each line's byte count and joins the lines once per write. Measured (docs/benchmarks.md): 17.2 against 24.1 KB
- * of JavaScript heap allocated per request; at saturation, 97.5 against 109.7 µs of CPU and 2.4 against 4 young
- * collections per 1,000 requests.
+ * each line's byte count and joins the lines once per write (docs/benchmarks.md, "What the measurements chose").
  */
 function stdoutDestination(): LineDestination {
   const destination = pino.destination({

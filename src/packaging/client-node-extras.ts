@@ -5,8 +5,8 @@ import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.
 /**
  * client-node's index loads the packages of features that serving a cluster never uses: exec and attach
  * (`isomorphic-ws`, ws), `cp` (`tar-fs`), SOCKS proxies (`socks-proxy-agent`, `socks`) and the OIDC, Azure and GCP
- * auth providers of a kubeconfig (`openid-client`, `jsonpath-plus`): 307 of the 456 KB of its chunk, about 20 ms of
- * a cluster-mode start and 1.4 MB of its idle RSS (docs/benchmarks.md, "Where the memory goes"). In the bundle they
+ * auth providers of a kubeconfig (`openid-client`, `jsonpath-plus`): start time and idle RSS for nothing
+ * (docs/benchmarks.md, "Where the memory goes"). In the bundle they
  * are a file of their own beside the chunks (EXTRAS_FILE), required when client-node first uses one of them, so a
  * kubeconfig that needs them still works. Each is used only inside functions; the build stops if client-node takes
  * another name from them.

@@ -6,8 +6,8 @@ import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.
 
 /**
  * client-node takes `fetch`, `Agent` and `ProxyAgent` from undici, but undici's index also loads its WebSocket,
- * EventSource, cache, cookie, mock and proxy-variant modules, which nothing here calls: 3.5 MB of idle RSS in
- * cluster mode (87.1 against 90.6 MB, medians of 5 runs; docs/benchmarks.md). In the bundle, `undici` is these
+ * EventSource, cache, cookie, mock and proxy-variant modules, which nothing here calls: idle RSS for nothing
+ * (docs/benchmarks.md, "Where the memory goes"). In the bundle, `undici` is these
  * three, from undici's own files, with the request methods undici's index puts on every dispatcher, in a file of
  * their own beside the chunks (UNDICI_FILE), required when one of the three is first used. Serving a cluster uses
  * none of them (the watches go through node:https, src/cluster/kube-watch.ts), so that file's 680 KB of code are

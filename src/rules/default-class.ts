@@ -1,5 +1,5 @@
 import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
-import { annotationValue, isDefaultClass } from '../classes/default-annotation.js';
+import { annotationValue, isDefaultClass, wasAlreadyDefault } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
 import { deny, warn, type Finding } from './finding.js';
@@ -23,16 +23,15 @@ function nearMissWarning(kind: ClassKind, value: string | undefined): Finding | 
  * driver only when no other class already is.
  */
 export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
-  return ({ operation, object, oldObject, classes }) => {
+  return ({ object, oldObject, classes }) => {
     const nearMiss = nearMissWarning(kind, annotationValue(kind, object));
     if (nearMiss !== undefined) return nearMiss;
     if (!isDefaultClass(kind, object)) return undefined;
     const driver = object.driver ?? '';
     const name = object.metadata.name ?? '';
     const defaults = classes.defaultsFor(kind, driver);
-    const wasDefault =
-      operation === 'UPDATE' && oldObject !== undefined && isDefaultClass(kind, oldObject) && oldObject.driver === object.driver;
-    if (wasDefault) return existingDoubleDefault(kind, driver, name, defaults.ok ? defaults.names : []);
+    if (wasAlreadyDefault(kind, object, oldObject))
+      return existingDoubleDefault(kind, driver, name, defaults.ok ? defaults.names : []);
     if (!defaults.ok) {
       return deny(
         'class-cache-unavailable',

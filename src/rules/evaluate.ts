@@ -1,5 +1,5 @@
 import type { ClassView } from '../classes/class-view.js';
-import { isDefaultClass } from '../classes/default-annotation.js';
+import { isDefaultClass, wasAlreadyDefault } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import { describeErrors } from '../schemas/validators.js';
 import { runChecks, type CheckContext, type Operation, type RuleOptions } from './checks.js';
@@ -76,8 +76,7 @@ function classWrite(route: Route, object: unknown, oldObject: unknown): Admitted
   if (kind === undefined) return undefined;
   const written = object as SnapshotClass;
   const old = oldObject as SnapshotClass | undefined;
-  const wasDefault = old !== undefined && isDefaultClass(kind, old) && old.driver === written.driver;
-  return { kind, object: written, becomesDefault: isDefaultClass(kind, written) && !wasDefault };
+  return { kind, object: written, becomesDefault: isDefaultClass(kind, written) && !wasAlreadyDefault(kind, written, old) };
 }
 
 /** Upstream's v1beta1 ratchet: an object that was already invalid may be updated freely. */

@@ -8,9 +8,8 @@ export type RecordDecision = (outcome: ReviewOutcome, durationMs: number) => voi
 /**
  * Records answered reviews together, once per turn of the event loop (`setImmediate`: after the turn's answers
  * are written), instead of one at a time between them. A saturated server answers many requests in each turn,
- * and recording them in a row costs less CPU for the same instructions. Measured at 100 connections
- * (docs/benchmarks.md): 88 against 111 µs of CPU per request, 12,182 against 9,854 requests/s. The line and the
- * metrics are the same; a review's duration ends at its decision (the admission route records it there).
+ * and recording them in a row costs less CPU (docs/benchmarks.md, "What the measurements chose"). The line and
+ * the metrics are the same; a review's duration ends at its decision (the admission route records it there).
  */
 export class DecisionRecords {
   private readonly held: Array<{ readonly outcome: ReviewOutcome; readonly durationMs: number }> = [];

@@ -2,10 +2,9 @@
  * The answers decided in one turn of the event loop, written together at its end (`setImmediate`): a saturated
  * server reads many requests in each turn, and deciding them all before writing any answer costs less CPU than
  * taking turns between the two. On loopback, as on a single node's pod network, a write also runs the client's
- * receiving side in the kernel and wakes it; answers written in a row find it awake. Measured at 100 connections
- * against writing each answer at once (docs/benchmarks.md, "What the measurements chose"): 0.72x the CPU per
- * request, 1.38x the requests/s, 0.67x the p99. At low load a turn holds one request, and its answer waits only for
- * the hop to the end of the turn (the same p99 at 1,000 requests/s).
+ * receiving side in the kernel and wakes it; answers written in a row find it awake (docs/benchmarks.md, "What
+ * the measurements chose"). At low load a turn holds one request, and its answer waits only for the hop to the
+ * end of the turn.
  */
 export class TurnAnswers {
   private turnEnd: Promise<void> | undefined;

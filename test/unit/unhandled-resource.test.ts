@@ -1,0 +1,43 @@
+// A resource the webhook configuration never sends, sent anyway (a hand-made configuration, a newer CRD): allowed
+// unchecked, with the `unhandled-resource` warning naming it, bounded in length.
+import t from 'tap';
+import { reviewAdmission } from '../../src/admission/review.js';
+import { admissionReview } from '../helpers/review.mjs';
+import { classSet } from '../helpers/fixtures.js';
+
+const settings = {
+  classes: classSet('empty'),
+  options: { preventVolumeModeConversion: true },
+  modes: { mode: 'enforce', warnRules: new Set<string>() },
+} as const;
+
+const CASES = [
+  {
+    name: 'a resource of the group the webhook does not know',
+    target: {
+      group: 'snapshot.storage.k8s.io',
+      version: 'v1',
+      kind: 'VolumeSnapshotLocation',
+      resource: 'volumesnapshotlocations',
+    },
+    warning: 'snapshot-webhook does not check volumesnapshotlocations.v1.snapshot.storage.k8s.io; allowed unchecked',
+  },
+  {
+    name: 'a core resource',
+    target: { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps' },
+    warning: 'snapshot-webhook does not check configmaps.v1; allowed unchecked',
+  },
+];
+
+for (const { name, target, warning } of CASES) {
+  t.test(name, async (t) => {
+    const review = admissionReview(target, { object: { metadata: { name: 'x' } } });
+    const outcome = await reviewAdmission(review, settings);
+    t.equal(outcome.body.response.allowed, true);
+    t.same(outcome.body.response.warnings, [warning]);
+    t.same(
+      outcome.evaluation.findings.map((f) => f.rule),
+      ['unhandled-resource'],
+    );
+  });
+}
