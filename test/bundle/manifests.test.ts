@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { runCerts } from '../../src/certs/certs-command.js';
 import { CLASS_KIND_FACTS, CLASS_KINDS } from '../../src/classes/class-kinds.js';
@@ -33,6 +33,26 @@ t.before(async () => {
 
 const served = [...allRoutes().values()].map((r) => `${r.group}/${r.version}/${r.resource}`).sort();
 
+/** Each webhook configuration carries the annotation that has its caBundle injected. */
+function annotatedAll(t: Test, configs: Doc[], annotation: string, value: string): void {
+  for (const config of configs) t.equal(config.metadata.annotations[annotation], value, `${config.metadata.name}: ${annotation}`);
+}
+
+/** Only the default-class rule fails closed; the object checks are ignored when the webhook is down (docs/install.md). */
+function registeredByConsequence(t: Test, webhooks: Doc[]): void {
+  t.same(
+    webhooks.map((w: Doc) => `${w.name} ${w.failurePolicy} ${w.timeoutSeconds}`).sort(),
+    [
+      'object-checks.groupsnapshot.storage.k8s.io Ignore 2',
+      'object-checks.snapshot.storage.k8s.io Ignore 2',
+      'validation-webhook.groupsnapshot.storage.k8s.io Fail 5',
+      'validation-webhook.snapshot.storage.k8s.io Fail 5',
+    ],
+    'only the default-class rule fails closed; the object checks are ignored when the webhook is down, within 2 s',
+  );
+  for (const w of webhooks) t.equal(w.matchConditions?.length, 1, `${w.name} has its matchConditions`);
+}
+
 for (const overlay of [
   '',
   'overlays/cert-manager',
@@ -42,7 +62,13 @@ for (const overlay of [
 ]) {
   t.test(`${overlay || 'base'} renders and is consistent`, async (t) => {
     const docs = render(overlay);
-    const hooks = one(docs, 'ValidatingWebhookConfiguration');
+    const configs = docs.filter((d) => d.kind === 'ValidatingWebhookConfiguration');
+    t.same(
+      configs.map((c) => c.metadata.name),
+      ['object-checks.snapshot.storage.k8s.io', 'validation-webhook.snapshot.storage.k8s.io'],
+      "two configurations: upstream's name for the default-class rule, and the object checks",
+    );
+    const hooks = { webhooks: configs.flatMap((c) => c.webhooks as Doc[]) as Doc[] };
     const service = one(docs, 'Service');
     const deployment = one(docs, 'Deployment');
     const pod = deployment.spec.template.spec;
@@ -57,7 +83,8 @@ for (const overlay of [
         ),
       )
       .sort();
-    t.same(ruled, served, 'the rules name exactly the resources the server handles');
+    t.same([...new Set(ruled)], served, 'the rules name exactly the resources the server handles');
+    registeredByConsequence(t, hooks.webhooks);
     t.notOk(
       ruled.some((r: string) => r.split('/').length > 3),
       'no subresource is routed to the webhook: status writes of the controller and the sidecars never reach it',
@@ -71,7 +98,6 @@ for (const overlay of [
       t.equal(w.sideEffects, 'NoneOnDryRun', 'events are recorded, never on dry runs');
       t.same(w.admissionReviewVersions, ['v1', 'v1beta1']);
       t.ok(w.timeoutSeconds >= 1 && w.timeoutSeconds <= 10, 'timeoutSeconds set');
-      t.equal(w.failurePolicy, 'Fail');
       const ref = w.clientConfig.service;
       t.same([ref.name, ref.namespace], [service.metadata.name, service.metadata.namespace], 'clientConfig names the Service');
       t.equal(ref.port, service.spec.ports[0].port, 'and its port');
@@ -147,10 +173,7 @@ for (const overlay of [
       const serving = docs.find((d) => d.kind === 'Certificate' && d.metadata.name === 'snapshot-webhook-serving') as Doc;
       t.ok(serving.spec.dnsNames.includes(dnsName), 'the certificate names the Service');
       t.equal(serving.spec.secretName, secret);
-      t.equal(
-        hooks.metadata.annotations['cert-manager.io/inject-ca-from'],
-        `${serving.metadata.namespace}/${serving.metadata.name}`,
-      );
+      annotatedAll(t, configs, 'cert-manager.io/inject-ca-from', `${serving.metadata.namespace}/${serving.metadata.name}`);
     }
     if (overlay === 'overlays/openshift') {
       t.same(
@@ -177,7 +200,7 @@ for (const overlay of [
         t.equal(one(docs, 'PrometheusRule').metadata.namespace, service.metadata.namespace);
       }
       t.equal(service.metadata.annotations['service.beta.openshift.io/serving-cert-secret-name'], secret);
-      t.equal(hooks.metadata.annotations['service.beta.openshift.io/inject-cabundle'], 'true');
+      annotatedAll(t, configs, 'service.beta.openshift.io/inject-cabundle', 'true');
       t.equal(pod.securityContext.runAsUser, undefined, 'the SCC assigns the user');
     }
     if (overlay === 'overlays/self-signed') {
@@ -185,9 +208,14 @@ for (const overlay of [
       t.equal(tlsSecret.metadata.name, secret);
       const cert = new X509Certificate(Buffer.from(tlsSecret.data['tls.crt'], 'base64'));
       t.match(cert.subjectAltName, `DNS:${dnsName}`, 'the certificate names the Service');
-      const bundle = Buffer.from(hooks.webhooks[0].clientConfig.caBundle, 'base64').toString();
+      const firstBundle = (hooks.webhooks[0] as Doc).clientConfig.caBundle as string;
+      const bundle = Buffer.from(firstBundle, 'base64').toString();
       t.ok(cert.verify(new X509Certificate(bundle).publicKey), 'the caBundle verifies the served certificate');
-      t.same(hooks.webhooks[1].clientConfig.caBundle, hooks.webhooks[0].clientConfig.caBundle);
+      t.same(
+        hooks.webhooks.map((w: Doc) => w.clientConfig.caBundle),
+        hooks.webhooks.map(() => firstBundle),
+        'every webhook of both configurations has the caBundle',
+      );
     }
   });
 }
@@ -202,11 +230,22 @@ function renderWith(name: string, components: readonly string[]): Doc[] {
 }
 
 t.test('components: the first install (failurePolicy Ignore) and Kubernetes 1.20 (policy/v1beta1 budget)', async (t) => {
-  const first = one(renderWith('check-first-install', ['first-install']), 'ValidatingWebhookConfiguration');
+  const first = renderWith('check-first-install', ['first-install']).filter((d) => d.kind === 'ValidatingWebhookConfiguration');
   t.same(
-    first.webhooks.map((w: Doc) => w.failurePolicy),
-    first.webhooks.map(() => 'Ignore'),
+    first.flatMap((c) => c.webhooks.map((w: Doc) => w.failurePolicy)),
+    ['Ignore', 'Ignore', 'Ignore', 'Ignore'],
     'every webhook ignores failures',
+  );
+  const withoutConditions = renderWith('check-without-match-conditions', ['without-match-conditions']);
+  const only = one(withoutConditions, 'ValidatingWebhookConfiguration');
+  t.equal(only.metadata.name, 'validation-webhook.snapshot.storage.k8s.io', 'without CEL rules: the object checks go');
+  t.same(
+    only.webhooks.map((w: Doc) => [w.failurePolicy, w.matchConditions]),
+    [
+      ['Fail', undefined],
+      ['Fail', undefined],
+    ],
+    'and every write goes to the webhooks that fail closed',
   );
   const old = renderWith('check-1.20', ['kubernetes-1.20']);
   t.equal(one(old, 'PodDisruptionBudget').apiVersion, 'policy/v1beta1');

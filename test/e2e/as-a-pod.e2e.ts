@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { AdmissionregistrationV1Api, CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { CLAIMS_ANNOTATION, readClaims } from '../../src/classes/default-claims.js';
@@ -27,7 +27,7 @@ import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
 import { freePort, startProcess, stopAll, waitWhileRunning, type Started } from './processes.js';
 import { klass, rejection, snapshotObjects, VSCLASS } from './snapshot-objects.js';
-import { httpsGet, untilCalled, webhookConfiguration } from './webhook.js';
+import { httpsGet, untilCalled, registerWebhook } from './webhook.js';
 
 const DRIVER = 'pod.csi.example.com';
 
@@ -77,9 +77,7 @@ t.before(async () => {
   port = await freePort();
   container = shippedContainer(certDir, port);
   await startPod(deploymentSecurity(), identity.env.POD_NAME as string);
-  await kc
-    .makeApiClient(AdmissionregistrationV1Api)
-    .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, ca.toString('base64')) as never });
+  await registerWebhook(kc, port, ca.toString('base64'));
   await untilCalled(kc, 'webhook registered');
 });
 

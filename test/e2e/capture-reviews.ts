@@ -20,7 +20,7 @@ import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { devCertPaths, ensureDevCerts } from '../../src/certs/dev-certs.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
@@ -32,7 +32,7 @@ import { MIXES, mixEntries } from '../bench/mix.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
 import { missingTool } from '../helpers/tools.mjs';
 import { DRIVER, NS, snapshotObjects, VS, VSC } from './snapshot-objects.js';
-import { webhookConfiguration } from './webhook.js';
+import { registerWebhook } from './webhook.js';
 
 reexecInNetns((why) => {
   console.log(`capture skipped: ${why}`);
@@ -179,9 +179,7 @@ try {
   const asGitops = await serviceAccountKubeconfig(kc, kubeconfig, ACCOUNTS.gitops);
   const asBackup = await serviceAccountKubeconfig(kc, kubeconfig, ACCOUNTS.backup);
   const { port, caBundle } = await startRecorder();
-  await kc
-    .makeApiClient(AdmissionregistrationV1Api)
-    .createValidatingWebhookConfiguration({ body: webhookConfiguration(port, caBundle) as never });
+  await registerWebhook(kc, port, caBundle);
   // The apiserver calls a new webhook once it has loaded the configuration: a probe class changed until it does.
   // Its annotation says it is not a default; that it has one at all is what 1.30+'s matchConditions pass on.
   let attempt = 0;

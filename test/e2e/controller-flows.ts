@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { stopAll, waitFor, type Started } from './processes.js';
 import { startController } from './snapshot-controller.js';
@@ -28,14 +28,7 @@ import {
   VSCLASS,
   type Obj,
 } from './snapshot-objects.js';
-import {
-  followDecisions,
-  startWebhook,
-  untilCalled,
-  webhookConfiguration,
-  type DecisionLine,
-  type TestWebhook,
-} from './webhook.js';
+import { followDecisions, startWebhook, untilCalled, registerWebhook, type DecisionLine, type TestWebhook } from './webhook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-controller-'));
 let cluster: TestCluster | undefined;
@@ -77,8 +70,7 @@ t.before(async () => {
   // What the project's install adds to upstream's CRDs: the v8.6.0 controller writes group snapshots at v1.
   if (kube.celLive) await wireConversion(kc, webhook.port, webhook.caBundle);
   controllerDecisions = followDecisions(webhook.process, CONTROLLER_USER);
-  const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
-  await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
+  await registerWebhook(kc, webhook.port, webhook.caBundle);
   await untilCalled(kc);
 
   controller = startController(kube.controllerTool, dir, cluster);

@@ -7,12 +7,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startCluster, WEBHOOK_CLIENT, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { freePort, stopAll, waitFor } from './processes.js';
 import { NS, rejection, snapshotObjects, VS, VSC } from './snapshot-objects.js';
-import { startWebhook, untilCalled, webhookConfiguration, type TestWebhook } from './webhook.js';
+import { startWebhook, untilCalled, registerWebhook, type TestWebhook } from './webhook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-mtls-'));
 let cluster: TestCluster | undefined;
@@ -63,9 +63,7 @@ t.test('the apiserver calls the webhook over mutual TLS; a forged review is refu
     false,
   );
   await waitFor('ready on the probe port', async () => (await probe(probePort, '/readyz')) === 200, 20_000);
-  await kc
-    .makeApiClient(AdmissionregistrationV1Api)
-    .createValidatingWebhookConfiguration({ body: webhookConfiguration(webhook.port, webhook.caBundle) as never });
+  await registerWebhook(kc, webhook.port, webhook.caBundle);
   await untilCalled(kc, 'the apiserver reaches the webhook');
   const objects = snapshotObjects(kc);
   const unnamedRef = {

@@ -16,14 +16,7 @@ import { kube } from './kube.js';
 import { freePort, stopAll, waitFor } from './processes.js';
 import { roundRobin, type RoundRobin } from './round-robin.js';
 import { klass, rejection, snapshotObjects, VS, VSCLASS, type Obj } from './snapshot-objects.js';
-import {
-  followDecisions,
-  startWebhook,
-  untilCalled,
-  webhookConfiguration,
-  type DecisionLine,
-  type TestWebhook,
-} from './webhook.js';
+import { followDecisions, startWebhook, untilCalled, registerWebhook, type DecisionLine, type TestWebhook } from './webhook.js';
 
 const NAMESPACE = 'snapshot-webhook';
 const LEASE = CLASS_KIND_FACTS.VolumeSnapshotClass.claimLease;
@@ -110,7 +103,7 @@ t.before(async () => {
   const denied = await startDenier();
   denier = denied.server;
   const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
-  await hooks.createValidatingWebhookConfiguration({ body: webhookConfiguration(proxy.port, a.caBundle) as never });
+  await registerWebhook(kc, proxy.port, a.caBundle);
   await hooks.createValidatingWebhookConfiguration({
     body: {
       metadata: { name: 'e2e-denier' },

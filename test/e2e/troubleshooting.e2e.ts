@@ -16,7 +16,7 @@ import { installCrds, wireConversion } from './crds.js';
 import { kube } from './kube.js';
 import { freePort, stopAll } from './processes.js';
 import { DRIVER, klass, NS, snapshotObjects, VGS, VSCLASS } from './snapshot-objects.js';
-import { httpsGet, startWebhook, untilCalled, webhookConfiguration, type TestWebhook } from './webhook.js';
+import { httpsGet, startWebhook, untilCalled, webhookConfigurations, type TestWebhook } from './webhook.js';
 
 const CAPTURED_ON = '1.36.2';
 const skip = kube.version === CAPTURED_ON ? false : `the page quotes kube-apiserver ${CAPTURED_ON}`;
@@ -46,7 +46,8 @@ const portless = (text: string): string => text.trim().replace(/127\.0\.0\.1:\d+
 /** Registers the project's webhook configuration pointed at `port` with `caBundle`, replacing any before it. */
 function register(port: number, caBundle: string): void {
   kubectl(['delete', 'validatingwebhookconfiguration', '--all', '--ignore-not-found']);
-  const r = kubectl(['create', '-f', '-'], JSON.stringify(webhookConfiguration(port, caBundle)));
+  const list = { apiVersion: 'v1', kind: 'List', items: webhookConfigurations(port, caBundle) };
+  const r = kubectl(['create', '-f', '-'], JSON.stringify(list));
   if (r.status !== 0) throw new Error(r.stderr);
 }
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, wireConversion } from './crds.js';
 import { kube } from './kube.js';
 import { stopAll, waitFor } from './processes.js';
-import { startWebhook, untilCalled, webhookConfiguration, type TestWebhook } from './webhook.js';
+import { startWebhook, untilCalled, registerWebhook, type TestWebhook } from './webhook.js';
 import { filesUnder, readJson } from '../helpers/fixtures.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/admission/', import.meta.url));
@@ -170,13 +170,10 @@ t.test('every rule of docs/rules.md, through the real apiserver', async (t) => {
   const { stored, oldRefused } = await storeOldObjects(cases, targetOf);
   const admissionregistration = new KubeConfig();
   admissionregistration.loadFromFile((cluster as TestCluster).kubeconfig);
-  const hooks = admissionregistration.makeApiClient(AdmissionregistrationV1Api);
   const hook = webhook as TestWebhook;
   // Every request reaches the webhook, so that each rule is seen next to CEL: the component for CRDs without CEL.
   const everyRequest = kube.admissionPolicies ? ['without-match-conditions'] : [];
-  await hooks.createValidatingWebhookConfiguration({
-    body: webhookConfiguration(hook.port, hook.caBundle, everyRequest) as never,
-  });
+  await registerWebhook(admissionregistration, hook.port, hook.caBundle, everyRequest);
   await untilCalled(admissionregistration);
 
   const tally = { webhook: 0, admitted: 0, crdFirst: 0, crdStricter: 0, oldRefused };

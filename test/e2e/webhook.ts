@@ -4,7 +4,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { kube } from './kube.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
@@ -81,15 +81,15 @@ interface WebhookEntry {
 }
 
 /**
- * The project's ValidatingWebhookConfiguration as this release installs it (the base with the release's
+ * The project's ValidatingWebhookConfigurations as this release installs them (the base with the release's
  * components, and `components` on top, rendered by kubectl kustomize), pointed at the loopback webhook with its
- * real caBundle.
+ * real caBundle: the default-class rule's, and the object checks' unless a component removed it.
  */
-export function webhookConfiguration(
+export function webhookConfigurations(
   port: number,
   caBundle: string,
   components: readonly string[] = [],
-): Record<string, unknown> {
+): (Record<string, unknown> & { metadata: { name: string } })[] {
   const dir = mkdtempSync(join(tmpdir(), 'sw-vwc-'));
   try {
     const all = [...kube.components, ...components].map((c) => relative(dir, join(MANIFESTS, 'components', c)));
@@ -98,17 +98,33 @@ export function webhookConfiguration(
       JSON.stringify({ resources: [relative(dir, join(MANIFESTS, 'base'))], components: all }),
     );
     const rendered = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-    const config = parseAllDocuments(rendered)
-      .map((d) => d.toJS() as { kind?: string; webhooks: WebhookEntry[] } & Record<string, unknown>)
-      .find((d) => d.kind === 'ValidatingWebhookConfiguration');
-    if (config === undefined) throw new Error('the manifests render no ValidatingWebhookConfiguration');
-    config.webhooks = config.webhooks.map((w) => ({
-      ...w,
-      clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
+    const configs = parseAllDocuments(rendered)
+      .map((d) => d.toJS() as { kind?: string; metadata: { name: string }; webhooks: WebhookEntry[] } & Record<string, unknown>)
+      .filter((d) => d.kind === 'ValidatingWebhookConfiguration');
+    if (configs.length === 0) throw new Error('the manifests render no ValidatingWebhookConfiguration');
+    return configs.map((config) => ({
+      ...config,
+      webhooks: config.webhooks.map((w) => ({
+        ...w,
+        clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
+      })),
     }));
-    return config;
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Registers webhookConfigurations(...) with the apiserver, replacing any configuration of the same name. */
+export async function registerWebhook(
+  kc: KubeConfig,
+  port: number,
+  caBundle: string,
+  components: readonly string[] = [],
+): Promise<void> {
+  const hooks = kc.makeApiClient(AdmissionregistrationV1Api);
+  for (const body of webhookConfigurations(port, caBundle, components)) {
+    await hooks.deleteValidatingWebhookConfiguration({ name: body.metadata.name }).catch(() => undefined);
+    await hooks.createValidatingWebhookConfiguration({ body: body as never });
   }
 }
 

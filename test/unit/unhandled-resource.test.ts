@@ -2,14 +2,15 @@
 // unchecked, with the `unhandled-resource` warning naming it, bounded in length.
 import t from 'tap';
 import { reviewAdmission } from '../../src/admission/review.js';
+import type { ReviewSettings } from '../../src/rules/decide-request.js';
 import { admissionReview } from '../helpers/review.mjs';
 import { classSet } from '../helpers/fixtures.js';
 
-const settings = {
+const settings: ReviewSettings = {
   classes: classSet('empty'),
   options: { preventVolumeModeConversion: true },
-  modes: { mode: 'enforce', warnRules: new Set<string>() },
-} as const;
+  modes: { mode: 'enforce', warnRules: new Set() },
+};
 
 const CASES = [
   {

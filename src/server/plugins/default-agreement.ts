@@ -11,5 +11,6 @@ export const defaultAgreement = fp(
     if (agreement === undefined) return;
     app.addHook('onClose', async () => agreement.drain());
   },
-  { name: 'default-agreement', fastify: '5.x' },
+  // After the class source, so that it drains before the watches stop (fastify closes in reverse order).
+  { name: 'default-agreement', fastify: '5.x', dependencies: ['class-source'] },
 );

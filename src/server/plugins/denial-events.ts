@@ -8,5 +8,6 @@ export const denialEvents = fp(
     if (events === undefined) return;
     app.addHook('onClose', async () => events.drain());
   },
-  { name: 'denial-events', fastify: '5.x' },
+  // After the class source, whose cluster connections the events are sent over: they drain before it stops.
+  { name: 'denial-events', fastify: '5.x', dependencies: ['class-source'] },
 );
