@@ -126,7 +126,11 @@ if (kube.admissionPolicies) {
       /failed calling webhook "validation-webhook\.snapshot\.storage\.k8s\.io"/,
       'a default class waits',
     );
-    t.equal(outcomes['near-miss class'], '(admitted)', 'a class whose annotation is not "true" is admitted (object checks: Ignore)');
+    t.equal(
+      outcomes['near-miss class'],
+      '(admitted)',
+      'a class whose annotation is not "true" is admitted (object checks: Ignore)',
+    );
     t.equal(outcomes.content, '(admitted)', 'a content is admitted (object checks: Ignore)');
   });
 }
