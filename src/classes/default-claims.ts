@@ -91,8 +91,8 @@ export interface ClaimWanted {
 export type ClaimAnswer =
   /** The claim may be taken: write `book` (pruned, with the new claim) over the Lease. */
   | { readonly outcome: 'take'; readonly book: ClaimBook }
-  /** Another class holds the driver. */
-  | { readonly outcome: 'held'; readonly by: Claim }
+  /** Another class holds the driver; `appeared`: the local cache has seen that class at all. */
+  | { readonly outcome: 'held'; readonly by: Claim; readonly appeared: boolean }
   /** Too many live claims: refuse rather than grow the Lease. */
   | { readonly outcome: 'full' };
 
@@ -125,7 +125,7 @@ export function decideClaim(book: ClaimBook, wanted: ClaimWanted, now: number, c
   const key = driverKey(wanted.driver);
   const held = book.get(key);
   if (held !== undefined && held.class !== wanted.class && claimStands(held, wanted.driver, now, cache)) {
-    return { outcome: 'held', by: held };
+    return { outcome: 'held', by: held, appeared: cache.observed(held.class) !== undefined };
   }
   const live = new Map([...book].filter(([k, c]) => k !== key && now - c.at < CLAIM_WINDOW_MS && c.at <= now + CLAIM_WINDOW_MS));
   if (live.size >= BOUNDS.liveClaims) return { outcome: 'full' };

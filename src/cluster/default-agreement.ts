@@ -1,9 +1,12 @@
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
 import {
+  CLAIM_WINDOW_MS,
   CLAIMS_ANNOTATION,
   decideClaim,
+  driverKey,
   readClaims,
   writeClaims,
   type ClaimBook,
@@ -25,6 +28,18 @@ const MAX_ATTEMPTS = 5;
 const MAX_WAITING = 64;
 /** The time shutdown gives releasing the Leases, all together: well inside the pod's grace period. */
 const RELEASE_BUDGET_MS = 2_000;
+/**
+ * How often a claim whose Lease write may still land is looked for, to withdraw it, and how long each look may
+ * take: a phantom claim is gone within about this long of the apiserver answering again.
+ */
+const WITHDRAW_EVERY_MS = 1_000;
+
+/** A claim this replica wrote: the driver's key in the book, and the class and time it names. */
+interface OwnClaim {
+  readonly key: string;
+  readonly class: string;
+  readonly at: number;
+}
 
 export interface AgreementOptions {
   readonly store: LeaseStore;
@@ -65,6 +80,9 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
   private readonly written = new Set<string>();
   private readonly identity: string;
   private readonly now: () => number;
+  /** Claims answered 503 whose write may still land, each looked for until it could block no more. */
+  private readonly withdrawals = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: AgreementOptions) {
     this.identity = options.identity ?? process.env.POD_NAME ?? hostname();
@@ -78,6 +96,8 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
    */
   async drain(): Promise<void> {
     await Promise.all(this.tails.values());
+    this.stopping.abort();
+    await Promise.all(this.withdrawals);
     const deadline = this.now() + RELEASE_BUDGET_MS;
     await Promise.all([...this.written].map((name) => this.release(name, deadline)));
   }
@@ -144,26 +164,66 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
       const answer = decideClaim(book, wanted, now, this.options.index.cacheView(kind));
       if (answer.outcome === 'held') {
         const replica = lease?.spec?.holderIdentity;
-        return { outcome: 'held', by: answer.by.class, since: answer.by.at, now, ...(replica ? { replica } : {}) };
+        const { by, appeared } = answer;
+        return { outcome: 'held', by: by.class, since: by.at, now, appeared, ...(replica ? { replica } : {}) };
       }
       if (answer.outcome === 'full') return unavailable(`the Lease ${name} holds too many recent claims`);
       if (dryRun) return RECORDED;
-      const written = await this.record(this.leaseWith(name, lease, answer.book, now), lease === undefined, deadline);
+      const ours = ownClaim(answer.book, wanted.driver, now);
+      const written = await this.record(this.leaseWith(name, lease, answer.book, now), ours, lease === undefined, deadline);
       if (written !== 'conflict') return written;
     }
     return unavailable(`the Lease ${name} changed under ${MAX_ATTEMPTS} attempts in a row`);
   }
 
   /** Writes the Lease; a 409 (another replica wrote first, or created it) means read again and decide again. */
-  private async record(lease: Lease, creating: boolean, deadline: number): Promise<ClaimAnswer | 'conflict'> {
+  private async record(lease: Lease, ours: OwnClaim, creating: boolean, deadline: number): Promise<ClaimAnswer | 'conflict'> {
     try {
       const rest = Math.max(1, deadline - this.now());
       await withDeadline(this.options.store.write(lease, rest), rest);
       this.written.add(lease.metadata.name);
       return RECORDED;
     } catch (error) {
-      if (statusOf(error) === 409) return 'conflict';
+      const status = statusOf(error);
+      if (status === 409) return 'conflict';
+      // No answer, or a server error: the write may still land (a stalled etcd or apiserver commits it later),
+      // leaving a claim for a class we refused. Look for it until it could block no more, and withdraw it.
+      if (status === undefined || status >= 500) this.withdrawLater(lease.metadata.name, ours);
       return unavailable(this.problem(creating ? 'create' : 'update', error));
+    }
+  }
+
+  private withdrawLater(name: string, ours: OwnClaim): void {
+    const run: Promise<void> = this.withdraw(name, ours, Date.now() + CLAIM_WINDOW_MS).finally(() =>
+      this.withdrawals.delete(run),
+    );
+    this.withdrawals.add(run);
+  }
+
+  /** Until `until` (this process's clock) or shutdown: once the claim shows in the Lease, remove it. */
+  private async withdraw(name: string, ours: OwnClaim, until: number): Promise<void> {
+    const { store, logger } = this.options;
+    while (Date.now() < until && !this.stopping.signal.aborted) {
+      try {
+        await sleep(WITHDRAW_EVERY_MS, undefined, { signal: this.stopping.signal, ref: false });
+        const { lease } = await withDeadline(store.read(name, WITHDRAW_EVERY_MS), WITHDRAW_EVERY_MS);
+        const book = new Map(readClaims(lease?.metadata.annotations?.[CLAIMS_ANNOTATION]));
+        const found = book.get(ours.key);
+        if (lease === undefined || found?.class !== ours.class || found.at !== ours.at) continue;
+        book.delete(ours.key);
+        const annotations = { ...lease.metadata.annotations, [CLAIMS_ANNOTATION]: writeClaims(book) };
+        await withDeadline(
+          store.write({ ...lease, metadata: { ...lease.metadata, annotations } }, WITHDRAW_EVERY_MS),
+          WITHDRAW_EVERY_MS,
+        );
+        logger.info(
+          { lease: name, class: ours.class },
+          'default-class claim withdrawn: its write landed after the request was refused',
+        );
+        return;
+      } catch {
+        // Shutdown, the apiserver still away, or a 409 (the Lease moved): look again while the claim could block.
+      }
     }
   }
 
@@ -188,6 +248,12 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
 }
 
 const RECORDED: ClaimAnswer = { outcome: 'recorded' };
+
+/** The claim for `driver` that the book about to be written holds: this replica's, made at `at`. */
+function ownClaim(book: ClaimBook, driver: string, at: number): OwnClaim {
+  const key = driverKey(driver);
+  return { key, class: book.get(key)?.class ?? '', at };
+}
 const unavailable = (reason: string): ClaimAnswer => ({ outcome: 'unavailable', reason });
 
 /** What the write claims: the driver, and the class as the request names it. */

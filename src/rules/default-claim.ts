@@ -16,8 +16,18 @@ export interface AdmittedClass {
 export type ClaimAnswer =
   /** The claim is recorded (or, in a dry run, would be). */
   | { readonly outcome: 'recorded' }
-  /** Another class holds the driver's default: which, since when (the apiserver's clock), and who wrote it last. */
-  | { readonly outcome: 'held'; readonly by: string; readonly since: number; readonly now: number; readonly replica?: string }
+  /**
+   * Another class holds the driver's default: which, since when (the apiserver's clock), whether this replica's cache
+   * has seen that class at all, and who wrote the record last.
+   */
+  | {
+      readonly outcome: 'held';
+      readonly by: string;
+      readonly since: number;
+      readonly now: number;
+      readonly appeared: boolean;
+      readonly replica?: string;
+    }
   /** The record cannot be read or written now. */
   | { readonly outcome: 'unavailable'; readonly reason: string };
 
@@ -52,10 +62,13 @@ export function claimFinding({ kind, object }: AdmittedClass, answer: ClaimAnswe
   if (answer.now - answer.since >= CLAIM_WINDOW_MS)
     return deny('default-class-unique', `${prefix} already exists for driver: ${driver}`, { conflictsWith: answer.by });
   const wait = Math.max(1, Math.ceil((answer.since + CLAIM_WINDOW_MS - answer.now) / 1000));
+  // Admitted by a replica, but not seen here yet: it may still be on its way, or have been refused after the claim.
+  const what = answer.appeared
+    ? `was just admitted for driver: ${driver}`
+    : `was claimed for driver: ${driver} ${Math.max(0, Math.round((answer.now - answer.since) / 1000))} s ago and has not appeared yet`;
   return deny(
     'default-class-unique',
-    `${prefix} was just admitted for driver: ${driver}; make only one class the default ` +
-      `(if ${shown(answer.by)} was not created after all, retry in ${wait} s)`,
+    `${prefix} ${what}; make only one class the default (if ${shown(answer.by)} is not created after all, retry in ${wait} s)`,
     { conflictsWith: answer.by },
   );
 }

@@ -149,7 +149,7 @@ async function defaultsOf(driver: string): Promise<string[]> {
 /** How the denials of a race read, counted by their kind. */
 const KINDS: readonly [string, RegExp][] = [
   ['admitted', /^\(admitted\)$/],
-  ['default-class-unique', /was just admitted for driver|already exists for driver/],
+  ['default-class-unique', /was just admitted for driver|was claimed for driver|already exists for driver/],
   ['default-claim-unavailable', /cannot record .* across the webhook's replicas/],
   ['class-cache-unavailable', /cannot check whether another default/],
 ];
@@ -219,7 +219,7 @@ t.test('a claim whose class never reached storage stops blocking after the windo
   const next = (): Promise<string> => rejection(objects.create(VSCLASS, klass(VSCLASS, 'real-default', driver, true)));
   t.match(
     await next(),
-    /lost-default was just admitted for driver: lost\.csi\.example\.com; .*retry in \d+ s/,
+    /lost-default was claimed for driver: lost\.csi\.example\.com \d+ s ago and has not appeared yet; .*retry in \d+ s/,
     'blocked at first',
   );
   let outcome = '';

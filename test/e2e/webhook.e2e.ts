@@ -245,6 +245,7 @@ function namesFirstDefault(denial: string, prefix: string, first: string, driver
   const tail = [
     `already exists for driver: ${driver}`,
     `was just admitted for driver: ${driver}; make only one class the default (`,
+    `was claimed for driver: ${driver} `,
   ];
   return tail.some((end) => denial.includes(`denied the request: ${prefix}: ${first} ${end}`));
 }
@@ -307,7 +308,7 @@ t.test('20 concurrent default creates for one new driver: exactly one is admitte
   const denials = results.filter((r) => r !== '(admitted)');
   t.ok(
     denials.every((r) =>
-      /denied the request: default snapshot class: race-\d+ (already exists|was just admitted) for driver: race\.csi\.example\.com($|; make only one class the default)/.test(
+      /denied the request: default snapshot class: race-\d+ (already exists|was just admitted|was claimed) for driver: race\.csi\.example\.com($|; make only one class the default| \d+ s ago and has not appeared yet; make only one class the default)/.test(
         r,
       ),
     ),

@@ -17,6 +17,9 @@ class MemoryLeases implements LeaseStore {
   clock = 1_000_000;
   fail: { status: number } | undefined;
   hang = false;
+  /** A write that is answered by nobody within the claim budget, and lands this long after it (a stalled etcd). */
+  landLateByMs = 0;
+  landed: number | undefined;
 
   private async turn(): Promise<void> {
     // Let other claims run between a read and a write, as the network would.
@@ -32,7 +35,19 @@ class MemoryLeases implements LeaseStore {
   }
 
   async write(lease: Lease): Promise<void> {
+    if (this.landLateByMs > 0) {
+      const late = this.landLateByMs;
+      setTimeout(() => {
+        this.apply(lease);
+        this.landed = Date.now();
+      }, CLAIM_BUDGET_MS + late);
+      return new Promise(() => undefined);
+    }
     await this.turn();
+    this.apply(lease);
+  }
+
+  private apply(lease: Lease): void {
     const current = this.leases.get(lease.metadata.name);
     if (current?.metadata.resourceVersion !== lease.metadata.resourceVersion) {
       throw new ApiserverError('HTTP 409', 409, 'Conflict');
@@ -105,8 +120,8 @@ t.test('the message says who holds the driver and when to retry', async (t) => {
   const denied = await judged(agreement, write('silver', 'd'), false);
   t.equal(
     denied?.message,
-    'default snapshot class: gold was just admitted for driver: d; make only one class the default ' +
-      '(if gold was not created after all, retry in 11 s)',
+    'default snapshot class: gold was claimed for driver: d 4 s ago and has not appeared yet; ' +
+      'make only one class the default (if gold is not created after all, retry in 11 s)',
   );
   store.clock += CLAIM_WINDOW_MS;
   t.equal(
@@ -219,4 +234,51 @@ t.test('drain releases the Leases this replica holds; the claims stay, and a Lea
   t.equal(await judged(other, write('bronze', 'b.example.com'), false), undefined, 'another replica writes last');
   await first.agreement.drain();
   t.equal(store.leases.get(name)?.spec?.holderIdentity, 'other', 'a Lease another replica holds is left alone');
+});
+
+t.test('a claim whose write lands after its request was refused is withdrawn: the next default is not held up', async (t) => {
+  const store = new MemoryLeases();
+  const { agreement, log } = replica(store);
+  t.teardown(() => agreement.drain());
+  store.landLateByMs = 500;
+  const refused = await judged(agreement, write('gold', 'd'), false);
+  t.equal(refused?.rule, 'default-claim-unavailable', 'no answer within the budget: gold is refused with a 503');
+  store.landLateByMs = 0;
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  t.same(store.claims(), ['d=gold'], 'then its write lands anyway');
+  const landed = store.landed ?? Date.now();
+  const answers: string[] = [];
+  let silver = await judged(agreement, write('silver', 'd'), false);
+  while (silver !== undefined && Date.now() - landed < 5_000) {
+    answers.push(silver.message);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    silver = await judged(agreement, write('silver', 'd'), false);
+  }
+  const after = (Date.now() - landed) / 1000;
+  t.equal(silver, undefined, `silver becomes the default ${after.toFixed(1)} s after gold's claim landed`);
+  t.ok(after < 3, 'within a few seconds, not the claim window');
+  t.ok(
+    answers.every((m) => /gold was claimed for driver: d \d+ s ago and has not appeared yet/.test(m)),
+    `until then each denial says the claim has not appeared, never that gold was admitted: ${answers[0] ?? '(none)'}`,
+  );
+  t.same(store.claims(), ['d=silver']);
+  t.ok(
+    log.lines.some((l) => (l as { msg?: string }).msg?.startsWith('default-class claim withdrawn')),
+    'the withdrawal is logged',
+  );
+});
+
+t.test('a claim whose class the cache has seen: "was just admitted"', async (t) => {
+  const store = new MemoryLeases();
+  const { agreement, index } = replica(store);
+  t.equal(await judged(agreement, write('gold', 'd'), false), undefined);
+  index.replaceAll(KIND, [
+    { ...write('gold', 'd').object, metadata: { ...write('gold', 'd').object.metadata, resourceVersion: '' } },
+  ]);
+  store.clock += 2_000;
+  t.equal(
+    (await judged(agreement, write('silver', 'd'), false))?.message,
+    'default snapshot class: gold was just admitted for driver: d; make only one class the default ' +
+      '(if gold is not created after all, retry in 13 s)',
+  );
 });
