@@ -33,8 +33,35 @@ const FLAGS: readonly FlagSpec[] = [
     type: 'list',
     help: 'IP addresses the certificate also names, comma-separated (a webhook registered by url outside a pod)',
   },
+  {
+    name: 'url',
+    type: 'string',
+    help: 'https://ADDRESS:PORT the apiserver calls a webhook served outside a pod at: also write client-config-patch.yaml for the outside-a-pod overlay (ADDRESS must be one of --ip)',
+  },
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
+
+/** The origin of `--url`, checked before anything is written: a usage error for one the certificate would not match. */
+function outsideOrigin(url: string, ipAddresses: readonly string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--url ${JSON.stringify(url)} is not a URL: give https://ADDRESS:PORT`);
+  }
+  if (parsed.protocol !== 'https:' || (parsed.pathname !== '/' && parsed.pathname !== '')) {
+    throw new UsageError(`--url ${JSON.stringify(url)}: give https://ADDRESS:PORT, with no path (/validate is added)`);
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (!ipAddresses.includes(host)) throw new UsageError(`--url ${url}: the certificate must name ${host}: add --ip ${host}`);
+  return parsed.origin;
+}
+
+/** The outside-a-pod overlay's patch: each webhook of both configurations called at `origin`/validate. */
+function clientConfigPatch(origin: string, bundleBase64: string): string {
+  const clientConfig = { url: `${origin}/validate`, caBundle: bundleBase64 };
+  return stringify([0, 1].map((i) => ({ op: 'replace', path: `/webhooks/${i}/clientConfig`, value: clientConfig })));
+}
 
 /** Every certificate in a PEM bundle, in order. */
 function splitPem(bundle: string): string[] {
@@ -77,6 +104,11 @@ export async function runCerts(
   const service = flagString(flags, 'service') as string;
   const namespace = flagString(flags, 'namespace') as string;
   const out = flagString(flags, 'out') as string;
+  const ipAddresses = flagList(flags, 'ip');
+  const notIp = ipAddresses.find((ip) => isIP(ip) === 0);
+  if (notIp !== undefined) throw new UsageError(`--ip ${JSON.stringify(notIp)} is not an IP address`);
+  const url = flagString(flags, 'url');
+  const origin = url === undefined ? undefined : outsideOrigin(url, ipAddresses);
   mkdirSync(out, { recursive: true });
   const caFile = join(out, 'ca.crt');
   const caKeyFile = join(out, 'ca.key');
@@ -92,9 +124,6 @@ export async function runCerts(
     write(out, 'ca.crt', `${ca.certPem.trim()}\n`);
   }
   const dnsNames = [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
-  const ipAddresses = flagList(flags, 'ip');
-  const notIp = ipAddresses.find((ip) => isIP(ip) === 0);
-  if (notIp !== undefined) throw new UsageError(`--ip ${JSON.stringify(notIp)} is not an IP address`);
   const serving = await makeServingCert(ca, {
     commonName: dnsNames[0] as string,
     dnsNames,
@@ -125,6 +154,7 @@ export async function runCerts(
     value: b64(bundle),
   }));
   write(out, 'ca-bundle-patch.yaml', stringify(patch));
+  if (origin !== undefined) write(out, 'client-config-patch.yaml', clientConfigPatch(origin, b64(bundle)));
   const cas = splitPem(bundle).length;
   print(
     `${reuse ? 'kept the CA' : 'made a new CA'}; serving certificate for ${[...dnsNames, ...ipAddresses].join(', ')}; ${cas} CA(s) in the bundle; files in ${out}/\n`,

@@ -13,6 +13,47 @@ export type { ManifestObject, ManifestProblem, ManifestSet };
 /** Said with a syntax error in a file that holds `{{`: a template is not a manifest until it is rendered. */
 const TEMPLATE_HINT = ' (the file holds `{{`: a template? render it first, or skip it with --exclude)';
 
+const TEMPLATE_PROBLEM =
+  'a template, not a manifest: its values hold `{{ }}` template actions; render it first, or skip it with --exclude';
+
+/** A Helm or Go template action: `{{` ... `}}` on one line. */
+const TEMPLATE_ACTION = /\{\{.*?\}\}/;
+
+/** The API groups whose objects `validate` checks: only their values decide anything. */
+const CHECKED_GROUPS = /^(snapshot|groupsnapshot)\.storage\.k8s\.io\//;
+
+/**
+ * Whether a parsed document is a template: its kind or apiVersion holds a template action, or it is an object of
+ * the snapshot API groups with a template action in any key or string value. A template whose actions are quoted
+ * parses as YAML, but its values are not what will be applied (a name, a driver, an annotation of
+ * `{{ .Values.default }}`), so checking it would pass or fail on text that never reaches a cluster. Other kinds are
+ * skipped anyway, and some carry `{{ }}` of their own (a PrometheusRule's alert text).
+ */
+function isTemplate(document: Record<string, unknown>): boolean {
+  const { apiVersion, kind } = document;
+  if ([apiVersion, kind].some((v) => typeof v === 'string' && TEMPLATE_ACTION.test(v))) return true;
+  return typeof apiVersion === 'string' && CHECKED_GROUPS.test(apiVersion) && holdsTemplateActions(document);
+}
+
+/** Whether a template action is in any key or string value of a parsed document. */
+function holdsTemplateActions(document: unknown): boolean {
+  const pending: unknown[] = [document];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (TEMPLATE_ACTION.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      pending.push(...(value as unknown[]));
+    } else if (isRecord(value)) {
+      for (const [key, item] of Object.entries(value)) {
+        if (TEMPLATE_ACTION.test(key)) return true;
+        pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+
 /**
  * Parses one file's text: multi-document YAML (JSON is YAML), `List` kinds unpacked. A syntax error is a
  * problem of that document, and the other documents are still read.
@@ -50,13 +91,18 @@ export function parseManifests(file: string, text: string): ManifestSet {
       problems.push({ file, line, message: 'a document must be a Kubernetes object (a mapping)' });
       continue;
     }
+    if (isTemplate(value)) {
+      problems.push({ file, line, message: TEMPLATE_PROBLEM });
+      continue;
+    }
     const list = listItems(value);
     if (list !== undefined) {
       const items = doc.getIn(['items']) as { items?: { range?: [number, number, number] }[] } | undefined;
       list.forEach((item: unknown, i: number) => {
         const itemStart = items?.items?.[i]?.range?.[0];
         const itemLine = itemStart === undefined ? line : lines.linePos(itemStart).line;
-        if (isRecord(item)) objects.push({ file, line: itemLine, object: item });
+        if (isRecord(item) && isTemplate(item)) problems.push({ file, line: itemLine, message: TEMPLATE_PROBLEM });
+        else if (isRecord(item)) objects.push({ file, line: itemLine, object: item });
       });
       continue;
     }

@@ -79,22 +79,31 @@ t.test('a broken YAML file next to a good one: named with its line, the other st
 
 t.test('a Helm chart: its templates are unreadable until rendered, and --exclude skips them', async (t) => {
   const plain = runCli(['validate', `${DIR}/helm-chart`]);
-  t.equal(plain.status, 2, 'a template is not YAML: exit 2');
+  t.equal(plain.status, 2, 'a template is not a manifest: exit 2');
   t.match(
     plain.stdout,
     /templates\/snapshot\.yaml:\d+: YAML syntax error: .*a template\? render it first, or skip it with --exclude/,
+    'unquoted actions: not YAML',
   );
+  t.match(
+    plain.stdout,
+    /templates\/class\.yaml:2: a template, not a manifest: its values hold `\{\{ \}\}` template actions; render it first, or skip it with --exclude/,
+    'quoted actions: YAML, but still a template',
+  );
+  t.match(plain.stdout, /^1 checked, 0 denied, 0 warnings, 2 skipped \(not snapshot kinds\), 2 unreadable$/m);
+  const alertText = runCli(['validate', 'manifests/components/monitoring']);
+  t.equal(alertText.status, 0, "a PrometheusRule's own {{ }} is not ours to judge: skipped, not a template");
   const skipped = runCli(['validate', '--exclude', '**/templates', `${DIR}/helm-chart`]);
   t.equal(skipped.status, 0, skipped.stdout);
   t.equal(
     skipped.stdout,
-    '1 checked, 0 denied, 0 warnings, 1 skipped (not snapshot kinds), 0 unreadable\n',
-    'Chart.yaml skipped, snapshot.yaml checked',
+    '1 checked, 0 denied, 0 warnings, 2 skipped (not snapshot kinds), 0 unreadable\n',
+    'Chart.yaml and values.yaml skipped, snapshot.yaml checked',
   );
   const both = runCli(['validate', '--exclude=**/Chart.yaml', '--exclude', '**/templates/*.yaml', `${DIR}/helm-chart`]);
   t.equal(
     both.stdout,
-    '1 checked, 0 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable\n',
+    '1 checked, 0 denied, 0 warnings, 1 skipped (not snapshot kinds), 0 unreadable\n',
     'repeated: both globs apply',
   );
 });

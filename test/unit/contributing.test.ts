@@ -76,7 +76,7 @@ interface WebhookRules {
 }
 
 t.test('adding an API version: every route is in each place CONTRIBUTING.md lists', async (t) => {
-  const configs = parseAllDocuments(readFileSync('manifests/base/validating-webhook-configuration.yaml', 'utf8')).map(
+  const configs = parseAllDocuments(readFileSync('manifests/base/webhooks/validating-webhook-configuration.yaml', 'utf8')).map(
     (d) => d.toJS() as WebhookRules,
   );
   const rules = readFileSync('docs/rules.md', 'utf8');
