@@ -192,7 +192,7 @@ async function realCluster(kubeconfig: string | undefined): Promise<AuditCluster
   try {
     kc = loadKubeConfig(kubeconfig);
   } catch (error) {
-    throw new UsageError(`cannot load the kubeconfig: ${(error as Error).message}`);
+    throw new UsageError((error as Error).message);
   }
   return {
     servedVersions: (group) => servedVersions(kc, group),

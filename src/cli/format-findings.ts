@@ -38,7 +38,7 @@ function who(f: ManifestFinding): string {
 }
 
 export function summaryLine(s: CheckSummary): string {
-  return `${s.checked} checked, ${s.denied} denied, ${s.warnings} warnings, ${s.skipped} skipped (not snapshot kinds), ${s.unreadable} unreadable`;
+  return `${s.checked} checked, ${s.denied} denied, ${s.warnings} ${s.warnings === 1 ? 'warning' : 'warnings'}, ${s.skipped} skipped (not snapshot kinds), ${s.unreadable} unreadable`;
 }
 
 /** `file:line: Kind namespace/name: message`, the form editors and CI logs jump from. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ClassIndex } from '../classes/class-index.js';
 import { loadStaticClasses } from '../classes/static-classes.js';
-import { reviewAdmission } from '../admission/review.js';
+import { reviewAdmission, type ReviewOutcome } from '../admission/review.js';
 import { parseFlags, flagString, formatHelp, UsageError, type FlagSpec } from '../config/flags.js';
 
 const REVIEW_FLAGS: readonly FlagSpec[] = [
@@ -10,9 +10,23 @@ const REVIEW_FLAGS: readonly FlagSpec[] = [
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 
-/** Without --classes-from the review sees a cluster with no classes: the rules that read classes say nothing. */
-export const NO_CLASSES_WARNING =
-  'snapshot-webhook: warning: no --classes-from: the default-class rule was not checked (a second default would be allowed) and every named class "does not exist"; pass the cluster\'s classes, e.g. kubectl get volumesnapshotclasses -o yaml > classes.yaml';
+const PASS_CLASSES = "pass the cluster's classes, e.g. kubectl get volumesnapshotclasses -o yaml > classes.yaml";
+
+/**
+ * Without --classes-from the review sees a cluster with no classes, and says what that left out, where it
+ * matters: for a class, the default-class rule; for an object naming a class, that class "does not exist".
+ */
+export const NO_CLASSES_WARNINGS = {
+  classes: `snapshot-webhook: warning: no --classes-from: the default-class rule was not checked (a second default would be allowed); ${PASS_CLASSES}`,
+  named: `snapshot-webhook: warning: no --classes-from: every class the object names "does not exist"; ${PASS_CLASSES}`,
+} as const;
+
+/** The warning for a review without --classes-from, or undefined when no rule it decided reads the classes. */
+function noClassesWarning(outcome: ReviewOutcome): string | undefined {
+  if (outcome.evaluation.route?.classKind !== undefined) return NO_CLASSES_WARNINGS.classes;
+  if (outcome.evaluation.findings.some((f) => f.rule === 'class-not-found')) return NO_CLASSES_WARNINGS.named;
+  return undefined;
+}
 
 /**
  * `snapshot-webhook review FILE`: the answer the server would give to an AdmissionReview (for example one
@@ -40,7 +54,8 @@ export async function runReview(argv: readonly string[]): Promise<number> {
       options: { preventVolumeModeConversion: flags.values.get('prevent-volume-mode-conversion') === true },
       modes: { mode: 'enforce', warnRules: new Set() },
     });
-    if (classesFrom === undefined) process.stderr.write(`${NO_CLASSES_WARNING}\n`);
+    const warning = classesFrom === undefined ? noClassesWarning(outcome) : undefined;
+    if (warning !== undefined) process.stderr.write(`${warning}\n`);
     process.stdout.write(`${JSON.stringify(outcome.body, null, 2)}\n`);
     return outcome.decision.allowed ? 0 : 1;
   } catch (error) {

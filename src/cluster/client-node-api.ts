@@ -10,8 +10,16 @@ import { HttpsWatch } from './kube-watch.js';
 /** Loads the kubeconfig: the file given, else $KUBECONFIG, else the in-cluster service account. */
 export function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
-  if (path !== undefined) kc.loadFromFile(path);
-  else kc.loadFromDefault();
+  if (path === undefined) {
+    kc.loadFromDefault();
+    return kc;
+  }
+  try {
+    kc.loadFromFile(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot load the kubeconfig ${path} (--kubeconfig, or KUBECONFIG): ${reason}`, { cause: error });
+  }
   return kc;
 }
 

@@ -1,7 +1,7 @@
 import type { ClassView } from '../classes/class-view.js';
 import { isDefaultClass, wasAlreadyDefault } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
-import { describeErrors } from '../schemas/validators.js';
+import { describeObjectErrors } from '../schemas/validators.js';
 import { runChecks, type CheckContext, type Operation, type RuleOptions } from './checks.js';
 import type { AdmittedClass } from './default-claim.js';
 import { deny, warn, type Finding } from './finding.js';
@@ -32,7 +32,7 @@ function decodeFailure(route: Route, where: 'object' | 'oldObject', value: unkno
   if (route.decode(value)) return undefined;
   return deny(
     'object-undecodable',
-    `cannot decode the ${route.kind} in request.${where}: ${describeErrors(route.decode.errors)}`,
+    `cannot decode the ${route.kind} in request.${where}: ${describeObjectErrors(route.decode.errors, value)}`,
   );
 }
 

@@ -36,6 +36,8 @@ export function shown(text: string): string {
 /** Renders a value for a message the way a user wrote it: strings bare, structures as compact JSON, bounded. */
 export function render(value: unknown): string {
   if (!isSet(value)) return '<unset>';
+  // An empty name shows as "" rather than as nothing between two spaces.
+  if (value === '') return '""';
   if (typeof value === 'string') return shown(value);
   try {
     return shown(JSON.stringify(value));

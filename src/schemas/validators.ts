@@ -54,3 +54,46 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
   const allowed = first.keyword === 'enum' ? ` (${(first.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : '';
   return `${where} ${first.message ?? 'is invalid'}${allowed}`;
 }
+
+/** A JSON pointer as a field path a user reads: `metadata.annotations["a.io/b"]`, `items[0]`. */
+function fieldPath(pointer: string): string {
+  const segments = pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return segments
+    .map((s, i) =>
+      /^\d+$/.test(s) ? `[${s}]` : /^[A-Za-z_$][\w$]*$/.test(s) ? `${i === 0 ? '' : '.'}${s}` : `[${JSON.stringify(s)}]`,
+    )
+    .join('');
+}
+
+/** The value a JSON pointer names in `root`, or undefined. */
+function at(root: unknown, pointer: string): unknown {
+  let value = root;
+  for (const segment of pointer.split('/').slice(1)) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value;
+}
+
+/**
+ * One line saying what is wrong with an object a user wrote, by field path, e.g.
+ * `metadata.annotations["snapshot.storage.kubernetes.io/is-default-class"] must be string, not the boolean true:
+ * quote it ("true")`. A bare `true`, `yes` or `1` in YAML is a boolean or a number, not the string a field wants.
+ */
+export function describeObjectErrors(errors: readonly ErrorObject[] | null | undefined, object: unknown): string {
+  const first = errors?.[0];
+  if (first === undefined) return 'does not match its schema';
+  const where = first.instancePath === '' ? 'the object' : fieldPath(first.instancePath);
+  const types = first.keyword === 'type' ? String((first.params as { type: unknown }).type).split(',') : [];
+  const actual = at(object, first.instancePath);
+  const quote =
+    types[0] === 'string' && (typeof actual === 'boolean' || typeof actual === 'number')
+      ? `, not the ${typeof actual} ${String(actual)}: quote it ("${String(actual)}")`
+      : '';
+  if (types.length > 0) return `${where} must be ${types.join(' or ')}${quote}`;
+  return describeErrors([{ ...first, instancePath: '' }]).replace(/^\(root\)/, where);
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
 import t from 'tap';
-import { NO_CLASSES_WARNING } from '../../src/cli/review-command.js';
+import { NO_CLASSES_WARNINGS } from '../../src/cli/review-command.js';
 import { RULE_DESCRIPTIONS } from '../../src/cli/rule-descriptions.js';
 import { MAX_MANIFEST_BYTES } from '../../src/manifests/manifest-files.js';
 import { RULE_IDS } from '../../src/rules/finding.js';
@@ -27,7 +27,7 @@ t.test('each kind of mistake: one line per finding, file:line: Kind ns/name: mes
     `${DIR}/mistakes/mistakes.yaml:22: VolumeSnapshotContent no-ref: both Spec.VolumeSnapshotRef.Name = <unset> and Spec.VolumeSnapshotRef.Namespace = <unset> must be set`,
     `${DIR}/mistakes/mistakes.yaml:32: VolumeGroupSnapshot apps/no-source: one of Spec.Source.Selector and Spec.Source.VolumeGroupSnapshotContentName should be set`,
     `${DIR}/mistakes/mistakes.yaml:40: VolumeSnapshotClass almost-default: warning: is-default-class is "True", not "true": this VolumeSnapshotClass is NOT a default`,
-    '5 checked, 4 denied, 1 warnings, 0 skipped (not snapshot kinds), 0 unreadable',
+    '5 checked, 4 denied, 1 warning, 0 skipped (not snapshot kinds), 0 unreadable',
   ]);
 });
 
@@ -37,6 +37,19 @@ t.test('a double default split across two files names both', async (t) => {
   t.match(
     r.stdout,
     `${DIR}/double-default/b.yaml:2: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com (defined at ${DIR}/double-default/a.yaml:1)`,
+  );
+});
+
+t.test('the PATHs of one run are one set: a class in one folder is the class a snapshot in another names', async (t) => {
+  const together = runCli(['validate', `${DIR}/two-folders/apps`, `${DIR}/two-folders/classes`]);
+  t.equal(together.stdout, '2 checked, 0 denied, 0 warnings, 0 skipped (not snapshot kinds), 0 unreadable\n');
+  const alone = runCli(['validate', `${DIR}/two-folders/apps`]);
+  t.match(alone.stdout, 'warning: VolumeSnapshotClass nightly does not exist (yet)', 'alone, the class is not there');
+  const defaults = runCli(['validate', `${DIR}/two-folders/classes`, `${DIR}/double-default`]);
+  t.equal(defaults.status, 1, 'defaults for one driver in two folders are denied');
+  t.match(
+    defaults.stdout,
+    /a\.yaml:1: VolumeSnapshotClass fast: default snapshot class: nightly already exists for driver: ebs\.csi\.aws\.com/,
   );
 });
 
@@ -230,7 +243,20 @@ t.test('review prints the answer the server would give', async (t) => {
   t.equal(r.stderr, '', 'with classes: no warning');
   const noClasses = runCli(['review', 'test/fixtures/samples/second-default-class.json']);
   t.equal(noClasses.status, 0, 'no classes: the second default is allowed');
-  t.equal(noClasses.stderr, `${NO_CLASSES_WARNING}\n`, 'and the warning says the rule was not checked');
+  t.equal(noClasses.stderr, `${NO_CLASSES_WARNINGS.classes}\n`, 'and the warning says the rule was not checked');
+  const reviewOf = (fixture: string): string =>
+    JSON.stringify(
+      (JSON.parse(readFileSync(`test/fixtures/admission/volumesnapshots/v1/${fixture}.json`, 'utf8')) as { review: unknown })
+        .review,
+    );
+  const namesClass = runCli(['review', '-'], reviewOf('create-pvc-source'));
+  t.equal(
+    namesClass.stderr,
+    `${NO_CLASSES_WARNINGS.named}\n`,
+    'a snapshot naming a class: only that class is said to be missing',
+  );
+  const namesNone = runCli(['review', '-'], reviewOf('create-no-class-uses-default'));
+  t.equal(namesNone.stderr, '', 'a snapshot naming no class: no warning, the default-class rule is not for snapshots');
   const bad = runCli(['review', '-'], '{"kind":"AdmissionReview"}');
   t.equal(bad.status, 2);
   t.equal(bad.stderr, "snapshot-webhook: -: malformed AdmissionReview: (root) must have required property 'apiVersion'\n");
