@@ -91,24 +91,25 @@ export function parseManifests(file: string, text: string): ManifestSet {
       problems.push({ file, line, message: 'a document must be a Kubernetes object (a mapping)' });
       continue;
     }
-    if (isTemplate(value)) {
-      problems.push({ file, line, message: TEMPLATE_PROBLEM });
-      continue;
-    }
     const list = listItems(value);
-    if (list !== undefined) {
-      const items = doc.getIn(['items']) as { items?: { range?: [number, number, number] }[] } | undefined;
-      list.forEach((item: unknown, i: number) => {
-        const itemStart = items?.items?.[i]?.range?.[0];
-        const itemLine = itemStart === undefined ? line : lines.linePos(itemStart).line;
-        if (isRecord(item) && isTemplate(item)) problems.push({ file, line: itemLine, message: TEMPLATE_PROBLEM });
-        else if (isRecord(item)) objects.push({ file, line: itemLine, object: item });
-      });
+    if (list === undefined) {
+      take({ file, line, object: value }, objects, problems);
       continue;
     }
-    objects.push({ file, line, object: value });
+    const items = doc.getIn(['items']) as { items?: { range?: [number, number, number] }[] } | undefined;
+    list.forEach((item: unknown, i: number) => {
+      const itemStart = items?.items?.[i]?.range?.[0];
+      const itemLine = itemStart === undefined ? line : lines.linePos(itemStart).line;
+      if (isRecord(item)) take({ file, line: itemLine, object: item }, objects, problems);
+    });
   }
   return { objects, problems };
+}
+
+/** An object read from a document or a List item: checked later, or a problem when it is a template. */
+function take(found: ManifestObject, objects: ManifestObject[], problems: ManifestProblem[]): void {
+  if (isTemplate(found.object)) problems.push({ file: found.file, line: found.line, message: TEMPLATE_PROBLEM });
+  else objects.push(found);
 }
 
 /**
