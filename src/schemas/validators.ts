@@ -87,7 +87,7 @@ function at(root: unknown, pointer: string): unknown {
 export function describeObjectErrors(errors: readonly ErrorObject[] | null | undefined, object: unknown): string {
   const first = errors?.[0];
   if (first === undefined) return 'does not match its schema';
-  const where = first.instancePath === '' ? 'the object' : fieldPath(first.instancePath);
+  const where = first.instancePath === '' ? 'it' : fieldPath(first.instancePath);
   const types = first.keyword === 'type' ? String((first.params as { type: unknown }).type).split(',') : [];
   const actual = at(object, first.instancePath);
   const quote =

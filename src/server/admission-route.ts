@@ -69,5 +69,6 @@ export const admissionRoutes = fp(
     }
   },
   // Not encapsulated: the body parser it sets is the only one, for every route of the server.
-  { name: 'admission-routes', fastify: '5.x' },
+  // After the parts its decisions use, so that on close its last records are flushed before claims and events drain.
+  { name: 'admission-routes', fastify: '5.x', dependencies: ['class-source', 'default-agreement', 'denial-events'] },
 );

@@ -9,7 +9,16 @@ import { limitConnections } from './connection-limit.js';
 import { conversionRoutes } from './conversion-route.js';
 import { asWebhookError, errorBody } from './error-body.js';
 import { MIN_TLS_VERSION } from '../certs/serving-pair.js';
+import type { ClassSource } from '../classes/class-source.js';
+import type { DenialEvents } from '../cluster/denial-events.js';
 import { BOUNDS } from '../limits/bounds.js';
+import type { DefaultAgreement } from '../rules/default-claim.js';
+import { certificateReload } from './plugins/certificate-reload.js';
+import { classSource } from './plugins/class-source.js';
+import { defaultAgreement } from './plugins/default-agreement.js';
+import { denialEvents } from './plugins/denial-events.js';
+import { probePort } from './plugins/probe-port.js';
+import type { ServingCertificate } from './serving-certificate.js';
 
 /**
  * Longer than the apiserver's idle connection timeout (Go's http.Transport IdleConnTimeout, 90 s), so the
@@ -77,6 +86,18 @@ export interface AppOptions extends AdmissionRouteOptions {
   };
   /** True once shutdown began: answers then carry `Connection: close` so clients stop reusing connections. */
   readonly closing?: () => boolean;
+  /** The long-lived parts a served process has (serve.ts); in process (tests) there are none. */
+  readonly parts?: ServerParts;
+}
+
+/** What a served process starts with the server and stops when it closes, each a plugin with its onClose. */
+export interface ServerParts {
+  readonly certificate?: ServingCertificate;
+  readonly classes?: ClassSource;
+  readonly agreement?: DefaultAgreement;
+  readonly events?: DenialEvents;
+  /** The plain-HTTP probe server (buildProbeApp), and where it listens. */
+  readonly probes?: { readonly app: FastifyInstance; readonly port: number; readonly host: string };
 }
 
 /**
@@ -155,10 +176,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
       done(null, payload);
     });
   }
+  // The one place the server is assembled. Each plugin declares the ones it needs before it (fastify-plugin's
+  // `dependencies`), and fastify closes them in the reverse order: the probe port first, then the routes (their
+  // last records flushed), then the claims and events in flight, then the class watches and the certificate.
+  const parts = options.parts ?? {};
+  void app.register(certificateReload, { certificate: parts.certificate, clientCa: options.tls?.clientCa });
+  void app.register(classSource, { source: parts.classes });
+  void app.register(defaultAgreement, { agreement: parts.agreement });
+  void app.register(denialEvents, { events: parts.events });
   void app.register(admissionRoutes, options);
   // Its own scope: its body is read losslessly.
   void app.register(conversionRoutes, options);
   void app.register(probeRoutes, { readiness, metrics });
+  void app.register(probePort, { probes: parts.probes?.app, port: parts.probes?.port ?? 0, host: parts.probes?.host ?? '' });
   return app;
 }
 

@@ -10,13 +10,8 @@ import type { ServeOptions } from '../config/serve-options.js';
 import { packageVersion } from '../config/version.js';
 import { createLogger, logLinesDropped, type Logger } from '../log/logger.js';
 import { allRoutes } from '../rules/table.js';
-import { buildApp, buildProbeApp, type Readiness } from './app.js';
+import { buildApp, buildProbeApp, type Readiness, type ServerParts } from './app.js';
 import { WebhookMetrics } from './metrics.js';
-import { certificateReload } from './plugins/certificate-reload.js';
-import { classSource } from './plugins/class-source.js';
-import { defaultAgreement } from './plugins/default-agreement.js';
-import { denialEvents } from './plugins/denial-events.js';
-import { probePort } from './plugins/probe-port.js';
 import { ServingCertificate } from './serving-certificate.js';
 import type { PermissionCheck } from '../cluster/permissions.js';
 
@@ -102,6 +97,11 @@ function metricsFor(classes: ClassSource, certificate: ServingCertificate, permi
   });
 }
 
+/** The probe server with where it listens, or undefined without a probe port. */
+function probesAt(probes: FastifyInstance | undefined, options: ServeOptions): ServerParts['probes'] {
+  return probes === undefined ? undefined : { app: probes, port: options.probePort, host: options.bindAddress };
+}
+
 /**
  * Starts the server: what can fail without opening anything first (flags, files, kubeconfig), then the
  * long-lived parts as fastify plugins, each closed by fastify's onClose in reverse order, also when the start
@@ -135,6 +135,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const metrics = metricsFor(classes, certificate, permissions);
   const events =
     eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
+  const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics);
   const app = buildApp({
     review: {
       classes: classes.index,
@@ -154,14 +155,10 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
     metrics,
     closing: () => state.stopping,
     ...(events === undefined ? {} : { onDecision: (outcome: ReviewOutcome) => events.record(outcome) }),
+    parts: { certificate, classes, agreement, events, probes: probesAt(probes, options) },
   });
-  const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics);
   try {
-    await app.register(certificateReload, { certificate, clientCa });
-    await app.register(classSource, { source: classes });
-    await app.register(defaultAgreement, { agreement });
-    await app.register(denialEvents, { events });
-    await app.register(probePort, { probes, port: options.probePort, host: options.bindAddress });
+    // Starts every part in its declared order (app.ts), then listens.
     await app.listen({ port: options.port, host: options.bindAddress });
   } catch (error) {
     await app.close();

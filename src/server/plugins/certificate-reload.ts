@@ -5,7 +5,8 @@ import { MIN_TLS_VERSION } from '../../certs/serving-pair.js';
 import type { ServingCertificate } from '../serving-certificate.js';
 
 export interface CertificateReloadOptions {
-  readonly certificate: ServingCertificate;
+  /** Undefined in process (tests): nothing to watch. */
+  readonly certificate: ServingCertificate | undefined;
   /** The client CA of mutual TLS, kept in every new context. */
   readonly clientCa: Buffer | undefined;
 }
@@ -13,6 +14,7 @@ export interface CertificateReloadOptions {
 /** Watches the certificate folder and swaps each new valid pair into the listener; stops watching on close. */
 export const certificateReload = fp(
   async (app: FastifyInstance, { certificate, clientCa }: CertificateReloadOptions) => {
+    if (certificate === undefined) return;
     const listener = app.server as unknown as TlsServer;
     certificate.start((pair) =>
       listener.setSecureContext({

@@ -15,5 +15,6 @@ export const probePort = fp(
     app.addHook('onClose', async () => probes.close());
     await probes.listen({ port, host });
   },
-  { name: 'probe-port', fastify: '5.x' },
+  // Last: it listens once everything else is up, and is the first to close.
+  { name: 'probe-port', fastify: '5.x', dependencies: ['admission-routes'] },
 );
