@@ -11,6 +11,7 @@ Usage:
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
+  snapshot-webhook migrate-storage [flags] rewrite stored group snapshot objects at the storage version
   snapshot-webhook help [COMMAND]
   snapshot-webhook [COMMAND] --version   print the version`;
 
@@ -46,6 +47,10 @@ const commands: Readonly<Record<string, Command>> = {
     const { runPolicy } = await import('./cli/policy-command.js');
     return runPolicy(argv);
   },
+  'migrate-storage': async (argv) => {
+    const { runMigrateStorage } = await import('./cli/migrate-storage-command.js');
+    return runMigrateStorage(argv);
+  },
   help: async (argv) => {
     const topic = argv[0];
     const command = topic === undefined ? undefined : commands[topic];
@@ -71,7 +76,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands[first];
   if (command === undefined)
-    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of serve, validate, audit, review, certs, policy, help`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; one of ${Object.keys(commands).join(', ')}`);
   return command(argv.slice(1));
 }
 

@@ -48,7 +48,7 @@ export interface KubeAnswer<T> {
 /** kubeRequest, with the apiserver's Date and a timeout of the caller's choosing. */
 export async function kubeExchange<T>(
   kc: KubeConfig,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH',
   path: string,
   body?: unknown,
   timeoutMs = 30_000,
@@ -62,7 +62,13 @@ export async function kubeExchange<T>(
     host: url.hostname,
     port: url.port,
     path: `${url.pathname}${url.search}`,
-    headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+    // A PATCH body is a JSON merge patch (RFC 7386), the one patch kind this server sends.
+    headers: {
+      accept: 'application/json',
+      ...(payload === undefined
+        ? {}
+        : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }),
+    },
   };
   await kc.applyToHTTPSOptions(options);
   if (url.protocol === 'https:' && cluster.proxyUrl === undefined) options.agent = pool(kc);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { runCerts } from '../../src/certs/certs-command.js';
-import { findUpstreamCrds } from '../helpers/tools.mjs';
+import { findControllerCrds, findUpstreamCrds } from '../helpers/tools.mjs';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML is read freely here
 
@@ -101,4 +101,27 @@ t.test('the conversion components point the three group CRDs at the webhook, wit
       ca[overlay]();
     }
   }
+});
+
+t.test('conversion-store-v1 stores v1 with upstream v8.6 CRDs, and refuses CRDs that serve no v1', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'sw-store-v1-'));
+  t.teardown(() => rmSync(work, { recursive: true, force: true }));
+  cpSync('manifests', join(work, 'manifests'), { recursive: true, filter: (src) => !src.includes('/generated') });
+  const renderWith = (crds: string) => {
+    const use = join(work, `use-${crds.replace(/\W/g, '-')}`);
+    mkdirSync(use);
+    for (const file of GROUP_CRDS) cpSync(join(crds, file), join(use, file));
+    const components = ['conversion', 'conversion-store-v1'].map((c) => `../manifests/components/${c}`);
+    writeFileSync(join(use, 'kustomization.yaml'), JSON.stringify({ resources: GROUP_CRDS, components }));
+    return execFileSync('kubectl', ['kustomize', use], { encoding: 'utf8', stdio: 'pipe' });
+  };
+  const current = findUpstreamCrds().dir as string;
+  const crds = parseAllDocuments(renderWith(current)).map((d) => d.toJS() as Doc);
+  t.same(
+    crds.map((c) => c.spec.versions.filter((v: Doc) => v.storage).map((v: Doc) => v.name)),
+    [['v1'], ['v1'], ['v1']],
+    'each of the three stores v1 only',
+  );
+  const older = findControllerCrds().dir as string;
+  t.throws(() => renderWith(older), /test failed/, "v8.4's CRDs serve no v1: the render stops");
 });

@@ -1,21 +1,23 @@
 // CRD conversion through the real kube-apiserver: upstream's current group snapshot CRDs (v1beta1, v1beta2 and
 // v1, storage v1beta2) call our POST /convert. An object written at v1beta2 with a status is read, listed and
 // watched at v1beta1 and v1, updated at v1beta1 and read back: every value as written, int64s included.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import t from 'tap';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseLossless } from '../../src/conversion/lossless-json.js';
 import { findUpstreamCrds } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
-import { installCrds, wireConversion } from './crds.js';
+import { installCrds, storeV1, wireConversion } from './crds.js';
 import { stopAll, waitFor } from './processes.js';
 import { startWebhook, type TestWebhook } from './webhook.js';
 
 type Json = Record<string, unknown>;
 const GROUP = 'groupsnapshot.storage.k8s.io';
+const MAIN = resolve('dist/bundle/main.js');
 const NANOS = '1767323045123456789';
 const SIZE = '9007199254740993';
 
@@ -286,4 +288,39 @@ t.test('with the webhook down, reads at another version fail clearly and nothing
   await waitFor('reads at v1 again', async () => (await api('GET', path('v1', 'at-v1'))).status === 200, 20_000, 250);
   t.equal(infoList((await get('v1', 'at-v1')).text), EXPECTED_INFO, 'back: read at v1, exact');
   t.match((await get('v1beta1', 'at-v1')).text, '"volumeSnapshotHandlePairList"', 'back: read at v1beta1');
+});
+
+t.test('stored at v1 (conversion-store-v1, then migrate-storage): with the webhook down, v1 goes on; nothing lost', async (t) => {
+  const c = cluster as TestCluster;
+  const kc = new KubeConfig();
+  kc.loadFromFile(c.kubeconfig);
+  const names = ['at-v1beta1', 'at-v1beta2', 'at-v1'];
+  const before = new Map<string, string>();
+  for (const name of names) before.set(name, await content('v1', name));
+  await storeV1(kc);
+  const migrate = spawnSync(process.execPath, [MAIN, 'migrate-storage', `--kubeconfig=${c.kubeconfig}`], { encoding: 'utf8' });
+  t.equal(migrate.status, 0, `migrate-storage: ${migrate.stdout}${migrate.stderr}`);
+  t.match(
+    migrate.stdout,
+    /^volumegroupsnapshotcontents: [1-9]\d* objects? rewritten at v1; storedVersions \[v1beta2, v1\] -> \[v1\]$/m,
+    'every stored content rewritten at v1',
+  );
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  const stored = await extensions.readCustomResourceDefinitionStatus({ name: `volumegroupsnapshotcontents.${GROUP}` });
+  t.same(stored.status?.storedVersions, ['v1'], 'storedVersions trimmed to v1');
+
+  const hook = webhook as TestWebhook;
+  await hook.process.stop();
+  for (const name of names) {
+    t.equal(await content('v1', name), before.get(name), `webhook down: ${name} read at v1, every value as before`);
+  }
+  t.equal(infoList((await get('v1', 'at-v1')).text), EXPECTED_INFO, 'integers beyond 2^53 exact');
+  const { text } = await get('v1', 'at-v1beta2');
+  const write = await api('PUT', path('v1', 'at-v1beta2'), text);
+  t.equal(write.status, 200, `webhook down: a write at v1 goes through (${write.text.slice(0, 200)})`);
+  const older = await api('GET', path('v1beta2', 'at-v1'));
+  t.not(older.status, 200, `webhook down: a read at v1beta2 still needs it (${older.status})`);
+  t.match(older.text, /conversion webhook for groupsnapshot\.storage\.k8s\.io\/v1, Kind=VolumeGroupSnapshotContent failed/);
+  webhook = await startWebhook(dir, c.kubeconfig, [], true, hook.port);
+  await waitFor('reads at v1beta2 again', async () => (await api('GET', path('v1beta2', 'at-v1'))).status === 200, 20_000, 250);
 });

@@ -13,6 +13,9 @@ import { controllerCrds, currentCrds, kube, UNTYPED_CRDS } from './kube.js';
 import { waitFor } from './processes.js';
 
 const CONVERSION_COMPONENT = fileURLToPath(new URL('../../manifests/components/conversion/kustomization.yaml', import.meta.url));
+const STORE_V1_COMPONENT = fileURLToPath(
+  new URL('../../manifests/components/conversion-store-v1/kustomization.yaml', import.meta.url),
+);
 const GROUP_CRDS = ['volumegroupsnapshots', 'volumegroupsnapshotcontents', 'volumegroupsnapshotclasses'].map(
   (plural) => `${plural}.groupsnapshot.storage.k8s.io`,
 );
@@ -101,6 +104,27 @@ export async function wireConversion(kc: KubeConfig, port: number, caBundle: str
         clientConfig: { url: `https://127.0.0.1:${port}${webhook.clientConfig.service.path}`, caBundle },
       },
     };
+    await extensions.replaceCustomResourceDefinition({ name, body: crd });
+  }
+}
+
+/**
+ * The component conversion-store-v1 applied to the live group snapshot CRDs: its JSON patch, read from it, with
+ * its `test` operations checked and its `replace` operations made.
+ */
+export async function storeV1(kc: KubeConfig): Promise<void> {
+  const component = parse(readFileSync(STORE_V1_COMPONENT, 'utf8')) as { patches: [{ patch: string }] };
+  const operations = parse(component.patches[0].patch) as { op: string; path: string; value: unknown }[];
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  for (const name of GROUP_CRDS) {
+    const crd = await extensions.readCustomResourceDefinition({ name });
+    const versions = crd.spec.versions as unknown as Record<string, unknown>[];
+    for (const { op, path, value } of operations) {
+      const [, , , index, field] = path.split('/') as [string, string, string, string, string];
+      const version = versions[Number(index)] as Record<string, unknown>;
+      if (op === 'test' && version[field] !== value) throw new Error(`${name}: ${path} is ${String(version[field])}`);
+      if (op === 'replace') version[field] = value;
+    }
     await extensions.replaceCustomResourceDefinition({ name, body: crd });
   }
 }
