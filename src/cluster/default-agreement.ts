@@ -194,16 +194,16 @@ export class LeaseDefaultAgreement implements DefaultAgreement {
   }
 
   private withdrawLater(name: string, ours: OwnClaim): void {
-    const run: Promise<void> = this.withdraw(name, ours, Date.now() + CLAIM_WINDOW_MS).finally(() =>
+    const run: Promise<void> = this.withdraw(name, ours, this.now() + CLAIM_WINDOW_MS).finally(() =>
       this.withdrawals.delete(run),
     );
     this.withdrawals.add(run);
   }
 
-  /** Until `until` (this process's clock) or shutdown: once the claim shows in the Lease, remove it. */
+  /** Until `until` (this replica's clock) or shutdown: once the claim shows in the Lease, remove it. */
   private async withdraw(name: string, ours: OwnClaim, until: number): Promise<void> {
     const { store, logger } = this.options;
-    while (Date.now() < until && !this.stopping.signal.aborted) {
+    while (this.now() < until && !this.stopping.signal.aborted) {
       try {
         await sleep(WITHDRAW_EVERY_MS, undefined, { signal: this.stopping.signal, ref: false });
         const { lease } = await withDeadline(store.read(name, WITHDRAW_EVERY_MS), WITHDRAW_EVERY_MS);

@@ -13,7 +13,7 @@ export const GROUP_SNAPSHOT_PLURALS = [
 const PAGE = 500;
 
 interface Crd {
-  spec: { scope: string; versions: { name: string; storage: boolean }[] };
+  spec: { versions: { name: string; storage: boolean }[] };
   status?: { storedVersions?: string[] };
 }
 

@@ -46,22 +46,30 @@ export function decodeOrThrow<T>(decode: Decoder<T>, body: unknown, fail: (reaso
   throw fail(describeErrors(decode.errors));
 }
 
+/** What an error says past its place: Ajv's message, and the allowed values of an enum. */
+function errorText(error: ErrorObject): string {
+  const allowed = error.keyword === 'enum' ? ` (${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : '';
+  return `${error.message ?? 'is invalid'}${allowed}`;
+}
+
 /** One line saying what is wrong, e.g. `/spec/source/volumeHandle must be string,null`. */
 export function describeErrors(errors: readonly ErrorObject[] | null | undefined): string {
   const first = errors?.[0];
   if (first === undefined) return 'does not match its schema';
-  const where = first.instancePath === '' ? '(root)' : first.instancePath;
-  const allowed = first.keyword === 'enum' ? ` (${(first.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : '';
-  return `${where} ${first.message ?? 'is invalid'}${allowed}`;
+  return `${first.instancePath === '' ? '(root)' : first.instancePath} ${errorText(first)}`;
+}
+
+/** The keys a JSON pointer names, unescaped (`~1` is `/`, `~0` is `~`). */
+function pointerKeys(pointer: string): string[] {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /** A JSON pointer as a field path a user reads: `metadata.annotations["a.io/b"]`, `items[0]`. */
 function fieldPath(pointer: string): string {
-  const segments = pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  return segments
+  return pointerKeys(pointer)
     .map((s, i) =>
       /^\d+$/.test(s) ? `[${s}]` : /^[A-Za-z_$][\w$]*$/.test(s) ? `${i === 0 ? '' : '.'}${s}` : `[${JSON.stringify(s)}]`,
     )
@@ -71,9 +79,8 @@ function fieldPath(pointer: string): string {
 /** The value a JSON pointer names in `root`, or undefined. */
 function at(root: unknown, pointer: string): unknown {
   let value = root;
-  for (const segment of pointer.split('/').slice(1)) {
+  for (const key of pointerKeys(pointer)) {
     if (typeof value !== 'object' || value === null) return undefined;
-    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
     value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
   }
   return value;
@@ -88,12 +95,12 @@ export function describeObjectErrors(errors: readonly ErrorObject[] | null | und
   const first = errors?.[0];
   if (first === undefined) return 'does not match its schema';
   const where = first.instancePath === '' ? 'it' : fieldPath(first.instancePath);
-  const types = first.keyword === 'type' ? String((first.params as { type: unknown }).type).split(',') : [];
+  if (first.keyword !== 'type') return `${where} ${errorText(first)}`;
+  const types = String((first.params as { type: unknown }).type).split(',');
   const actual = at(object, first.instancePath);
   const quote =
     types[0] === 'string' && (typeof actual === 'boolean' || typeof actual === 'number')
       ? `, not the ${typeof actual} ${String(actual)}: quote it ("${String(actual)}")`
       : '';
-  if (types.length > 0) return `${where} must be ${types.join(' or ')}${quote}`;
-  return describeErrors([{ ...first, instancePath: '' }]).replace(/^\(root\)/, where);
+  return `${where} must be ${types.join(' or ')}${quote}`;
 }

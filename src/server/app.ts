@@ -17,7 +17,7 @@ import { certificateReload } from './plugins/certificate-reload.js';
 import { classSource } from './plugins/class-source.js';
 import { defaultAgreement } from './plugins/default-agreement.js';
 import { denialEvents } from './plugins/denial-events.js';
-import { probePort } from './plugins/probe-port.js';
+import { probePort, type ProbePortOptions } from './plugins/probe-port.js';
 import type { ServingCertificate } from './serving-certificate.js';
 
 /**
@@ -97,7 +97,7 @@ export interface ServerParts {
   readonly agreement?: DefaultAgreement;
   readonly events?: DenialEvents;
   /** The plain-HTTP probe server (buildProbeApp), and where it listens. */
-  readonly probes?: { readonly app: FastifyInstance; readonly port: number; readonly host: string };
+  readonly probes?: ProbePortOptions['probes'];
 }
 
 /**
@@ -188,7 +188,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // Its own scope: its body is read losslessly.
   void app.register(conversionRoutes, options);
   void app.register(probeRoutes, { readiness, metrics });
-  void app.register(probePort, { probes: parts.probes?.app, port: parts.probes?.port ?? 0, host: parts.probes?.host ?? '' });
+  void app.register(probePort, { probes: parts.probes });
   return app;
 }
 
