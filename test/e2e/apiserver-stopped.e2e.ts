@@ -1,56 +1,32 @@
 // The apiserver stopped: for 30 s while the webhook runs (admissions go on from the last good cache, readiness and
 // metrics say the cache is stale, the watch resumes), and before the webhook starts (it waits, not ready, and never
 // crashes). faults.e2e.ts has the other faults: a frozen apiserver, RBAC that forbids a kind, a CRD re-created.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { startCluster, type TestCluster } from './cluster.js';
-import { installCrds, untilServedFromCache } from './crds.js';
-import { stopAll, waitFor } from './processes.js';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { waitFor } from './processes.js';
+import { client, faultCluster } from './fault-cluster.js';
 import { ask, klass, SNAPSHOT_CLASSES } from './direct-review.js';
-import { httpsGet, startWebhook, type TestWebhook } from './webhook.js';
+import { httpsGet, startWebhook } from './webhook.js';
 import { httpsRequest } from '../helpers/https.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sw-apiserver-stopped-'));
-let cluster: TestCluster;
-const started: TestWebhook[] = [];
-t.teardown(async () => {
-  for (const w of started) await w.process.stop();
-  await cluster?.stop();
-  stopAll();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const client = (kubeconfig: string): KubeConfig => {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return kc;
-};
-
-t.before(async () => {
-  cluster = await startCluster(dir);
-  const kc = client(cluster.kubeconfig);
-  await installCrds(kc, 'untyped');
-  await untilServedFromCache(kc, 'untyped');
-});
+const suite = faultCluster('apiserver-stopped');
 
 t.test('the apiserver stops for 30 s: admissions go on, the cache is reported stale, and resumes within 10 s', async (t) => {
-  const hook = await startWebhook(dir, cluster.kubeconfig, ['--discovery-interval=2']);
-  started.push(hook);
-  const custom = client(cluster.kubeconfig).makeApiClient(CustomObjectsApi);
+  const hook = await startWebhook(suite.dir, suite.cluster.kubeconfig, ['--discovery-interval=2']);
+  suite.started.push(hook);
+  const custom = client(suite.cluster.kubeconfig).makeApiClient(CustomObjectsApi);
   await custom.createClusterCustomObject({ ...SNAPSHOT_CLASSES, body: klass(false, 'before', 'outage.csi.example.com') });
   await waitFor(
     'the webhook sees the class',
     async () => !(await ask(hook, false, 'x', 'outage.csi.example.com')).allowed,
     5_000,
   );
-  const second = await cluster.startSecondApiserver();
+  const second = await suite.cluster.startSecondApiserver();
   t.teardown(() => second.stop());
 
   const stoppedAt = Date.now();
-  await cluster.stopApiserver();
+  await suite.cluster.stopApiserver();
   const ca = Buffer.from(hook.caBundle, 'base64');
   await waitFor(
     'the cache reported stale',
@@ -83,7 +59,7 @@ t.test('the apiserver stops for 30 s: admissions go on, the cache is reported st
     .makeApiClient(CustomObjectsApi)
     .createClusterCustomObject({ ...SNAPSHOT_CLASSES, body: klass(false, 'during', 'during.csi.example.com') });
   await new Promise((r) => setTimeout(r, Math.max(0, 30_000 - (Date.now() - stoppedAt))));
-  await cluster.startApiserver();
+  await suite.cluster.startApiserver();
   const back = Date.now();
   await waitFor(
     'the class made during the outage is seen',
@@ -100,9 +76,9 @@ t.test('the apiserver stops for 30 s: admissions go on, the cache is reported st
 });
 
 t.test('started before the apiserver is reachable: waits, not ready, no crash', async (t) => {
-  await cluster.stopApiserver();
-  const hook = await startWebhook(dir, cluster.kubeconfig, ['--discovery-interval=2'], false);
-  started.push(hook);
+  await suite.cluster.stopApiserver();
+  const hook = await startWebhook(suite.dir, suite.cluster.kubeconfig, ['--discovery-interval=2'], false);
+  suite.started.push(hook);
   const ca = Buffer.from(hook.caBundle, 'base64');
   await waitFor('the listener', async () => (await httpsGet(hook.port, '/healthz', ca)).status === 200, 10_000);
   await new Promise((r) => setTimeout(r, 2_000));
@@ -110,7 +86,7 @@ t.test('started before the apiserver is reachable: waits, not ready, no crash', 
   t.equal(readiness.status, 503);
   t.match(readiness.body, "not ready: cannot discover the cluster's API groups yet");
   t.equal(hook.process.child.exitCode, null, 'still running');
-  await cluster.startApiserver();
+  await suite.cluster.startApiserver();
   await waitFor('ready after the apiserver came up', hook.ready, 15_000);
   t.pass('ready once the apiserver answered');
   await hook.process.stop();

@@ -1,51 +1,27 @@
 // Faults of the cluster the webhook reads, short of the apiserver stopping (apiserver-stopped.e2e.ts): an apiserver
 // frozen by SIGSTOP, RBAC that forbids the group kinds, and a CRD deleted and re-created.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import {
   ApiextensionsV1Api,
   CustomObjectsApi,
-  KubeConfig,
   RbacAuthorizationV1Api,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { startCluster, type TestCluster } from './cluster.js';
-import { crdFolder, installCrds, readCrds, untilServedFromCache } from './crds.js';
-import { stopAll, waitFor } from './processes.js';
+import { crdFolder, readCrds } from './crds.js';
+import { waitFor } from './processes.js';
+import { client, faultCluster } from './fault-cluster.js';
 import { ask, GROUP_CLASSES, klass, SNAPSHOT_CLASSES } from './direct-review.js';
-import { httpsGet, startWebhook, type TestWebhook } from './webhook.js';
+import { httpsGet, startWebhook } from './webhook.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sw-faults-'));
-let cluster: TestCluster;
-const started: TestWebhook[] = [];
-t.teardown(async () => {
-  for (const w of started) await w.process.stop();
-  await cluster?.stop();
-  stopAll();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const client = (kubeconfig: string): KubeConfig => {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return kc;
-};
-
-t.before(async () => {
-  cluster = await startCluster(dir);
-  const kc = client(cluster.kubeconfig);
-  await installCrds(kc, 'untyped');
-  await untilServedFromCache(kc, 'untyped');
-  // The default class the RBAC test expects its limited webhook to see.
+// The default class the RBAC test expects its limited webhook to see.
+const suite = faultCluster('faults', async (kc) => {
   await kc
     .makeApiClient(CustomObjectsApi)
     .createClusterCustomObject({ ...SNAPSHOT_CLASSES, body: klass(false, 'before', 'outage.csi.example.com') });
 });
 
 t.test('RBAC forbids the group kinds: snapshots served, one clear error line', async (t) => {
-  const rbac = client(cluster.kubeconfig).makeApiClient(RbacAuthorizationV1Api);
+  const rbac = client(suite.cluster.kubeconfig).makeApiClient(RbacAuthorizationV1Api);
   await rbac.createClusterRole({
     body: {
       metadata: { name: 'snapshot-classes-only' },
@@ -62,14 +38,14 @@ t.test('RBAC forbids the group kinds: snapshots served, one clear error line', a
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'limited' }],
     },
   });
-  const hook = await startWebhook(dir, cluster.kubeconfigFor('limited'), ['--discovery-interval=2']);
-  started.push(hook);
+  const hook = await startWebhook(suite.dir, suite.cluster.kubeconfigFor('limited'), ['--discovery-interval=2']);
+  suite.started.push(hook);
   t.same(
     await ask(hook, false, 'rival', 'outage.csi.example.com'),
     { allowed: false, message: 'default snapshot class: before already exists for driver: outage.csi.example.com' },
     'snapshot classes work',
   );
-  t.ok(await hook.ready(), 'ready: a kind RBAC forbids never blocks readiness (docs/cluster.md), its decisions deny');
+  t.ok(await hook.ready(), 'ready: a kind RBAC forbids never blocks readiness (docs/suite.cluster.md), its decisions deny');
   const group = await ask(hook, true, 'g', 'group.csi.example.com');
   t.same(group, {
     allowed: false,
@@ -87,9 +63,9 @@ t.test('RBAC forbids the group kinds: snapshots served, one clear error line', a
 });
 
 t.test('a CRD deleted and re-created', async (t) => {
-  const hook = await startWebhook(dir, cluster.kubeconfig, ['--discovery-interval=1']);
-  started.push(hook);
-  const kc = client(cluster.kubeconfig);
+  const hook = await startWebhook(suite.dir, suite.cluster.kubeconfig, ['--discovery-interval=1']);
+  suite.started.push(hook);
+  const kc = client(suite.cluster.kubeconfig);
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
   const name = 'volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io';
   const crd = readCrds(crdFolder('untyped')).find((c) => c.metadata?.name === name) as V1CustomResourceDefinition;
@@ -144,15 +120,15 @@ t.test('a CRD deleted and re-created', async (t) => {
 });
 
 t.test('a frozen apiserver (SIGSTOP): noticed, no second default admitted, not ready after 30 s, back on SIGCONT', async (t) => {
-  const hook = await startWebhook(dir, cluster.kubeconfig);
-  started.push(hook);
+  const hook = await startWebhook(suite.dir, suite.cluster.kubeconfig);
+  suite.started.push(hook);
   const ca = Buffer.from(hook.caBundle, 'base64');
   const driver = 'frozen.csi.example.com';
   t.same(await ask(hook, false, 'first', driver), { allowed: true, message: '' }, 'a first default is allowed before');
-  const second = await cluster.startSecondApiserver();
+  const second = await suite.cluster.startSecondApiserver();
   t.teardown(() => second.stop());
-  cluster.freezeApiserver();
-  t.teardown(() => cluster.thawApiserver());
+  suite.cluster.freezeApiserver();
+  t.teardown(() => suite.cluster.thawApiserver());
   const frozenAt = Date.now();
   // Written through the other apiserver: the webhook's watch, on the frozen one, never hears of it.
   await client(second.kubeconfig)
@@ -182,7 +158,7 @@ t.test('a frozen apiserver (SIGSTOP): noticed, no second default admitted, not r
     'snapshot_webhook_class_cache_synced{kind="VolumeSnapshotClass"} 0',
     'the cache counts as not synced',
   );
-  cluster.thawApiserver();
+  suite.cluster.thawApiserver();
   await waitFor('ready again after SIGCONT', hook.ready, 30_000, 500);
   t.same(
     await ask(hook, false, 'rival-after', driver),
