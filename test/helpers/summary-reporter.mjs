@@ -28,21 +28,19 @@ export default class SummaryReporter extends Transform {
       const closed = state.child;
       state.child = undefined;
       if (closed !== undefined) {
+        // A subtest's own line: counted only when it failed and none of its assertions did.
         state.failed += closed.failed;
-        if (!result.ok && closed.failed === 0) {
-          this.counts.fail += 1;
-          state.failed += 1;
-          this.report(result);
-        }
+        if (result.ok || closed.failed > 0) return;
+      } else if (result.skip || result.todo) {
+        this.counts.skip += 1;
+        return;
+      } else if (result.ok) {
+        this.counts.pass += 1;
         return;
       }
-      if (result.skip || result.todo) this.counts.skip += 1;
-      else if (result.ok) this.counts.pass += 1;
-      else {
-        this.counts.fail += 1;
-        state.failed += 1;
-        this.report(result);
-      }
+      this.counts.fail += 1;
+      state.failed += 1;
+      this.report(result);
     });
     return state;
   }
