@@ -7,6 +7,7 @@ import { flagBool, flagList, flagString, formatHelp, parseFlags, UsageError, typ
 import { readBounded } from '../manifests/manifest-files.js';
 import { parseManifests, readManifests, type ManifestObject, type ManifestSet } from '../manifests/read-manifests.js';
 import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
+import { separateTemplates } from './template-check.js';
 import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
 
 const VALIDATE_FLAGS: readonly FlagSpec[] = [
@@ -151,9 +152,10 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
     input.objects.push(...rendered.objects);
     input.problems.push(...rendered.problems);
   }
+  const checked = separateTemplates(input);
   const oldPath = flagString(flags, 'old');
   const old = oldPath === undefined ? { objects: [], problems: [] } : readManifests([oldPath]);
-  input.problems.push(...old.problems);
+  checked.problems.push(...old.problems);
   const kubeconfig = flagString(flags, 'kubeconfig');
   const existing = await existingClasses(
     flagString(flags, 'classes-from'),
@@ -161,13 +163,13 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
     kubeconfig,
   );
   const result = await checkManifests(
-    input.objects,
+    checked.objects,
     new Map(old.objects.map((o) => [objectKey(o.object), o])),
     existing,
     { preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion') },
     flagBool(flags, 'skip-unknown') ? 'skip' : 'report',
   );
-  const unreadable: ManifestFinding[] = input.problems.map((p) => ({
+  const unreadable: ManifestFinding[] = checked.problems.map((p) => ({
     file: p.file,
     line: p.line,
     kind: '',

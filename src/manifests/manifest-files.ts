@@ -13,6 +13,8 @@ export interface ManifestProblem {
   readonly file: string;
   readonly line: number;
   readonly message: string;
+  /** A YAML error in a text that holds `{{`: the file may be a template (the CLI says so). */
+  readonly templateMarks?: boolean;
 }
 
 export interface ManifestSet {

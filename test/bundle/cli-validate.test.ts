@@ -100,7 +100,7 @@ t.test('a Helm chart: its templates are unreadable until rendered, and --exclude
   );
   t.match(
     plain.stdout,
-    /templates\/class\.yaml:2: a template, not a manifest: its values hold `\{\{ \}\}` template actions; render it first, or skip it with --exclude/,
+    /templates\/class\.yaml:2: a template, not a manifest: metadata\.name holds `\{\{ \.Release\.Name \}\}`, which is rendered before apply; render it first, or skip it with --exclude/,
     'quoted actions: YAML, but still a template',
   );
   t.match(plain.stdout, /^1 checked, 0 denied, 0 warnings, 2 skipped \(not snapshot kinds\), 2 unreadable$/m);

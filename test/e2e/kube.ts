@@ -5,7 +5,7 @@ import { findControllerCrds, findUpstreamCrds } from '../helpers/tools.mjs';
 
 export interface KubeRelease {
   /** As /version reports it, and as each result line is labelled. */
-  readonly version: '1.20.2' | '1.36.2';
+  readonly version: '1.20.2' | '1.31.14' | '1.36.2';
   /** The tools-folder name of the apiserver binary. */
   readonly apiserverTool: string;
   /** The etcd binary's tool, or undefined for the `etcd` on PATH (Debian's 3.4 serves 1.20). */
@@ -43,6 +43,18 @@ const RELEASES: Record<string, () => KubeRelease> = {
     shippedCrds: undefined,
     celLive: false,
     components: ['kubernetes-1.20'],
+  }),
+  // The oldest MicroShift in support (4.18) embeds 1.31: CEL, matchConditions and ValidatingAdmissionPolicy are GA.
+  '1.31': () => ({
+    version: '1.31.14',
+    apiserverTool: 'kube-apiserver-1.31',
+    etcdTool: 'etcd-3.5',
+    legacyFlags: false,
+    admissionPolicies: true,
+    controllerTool: 'snapshot-controller-8.6',
+    shippedCrds: currentCrds(),
+    celLive: true,
+    components: [],
   }),
   '1.36': () => ({
     version: '1.36.2',

@@ -1,5 +1,5 @@
-// npm run test:e2e: the end-to-end suite against real kube-apiservers (1.20.2, then 1.36.2) and etcd, the same files
-// against each. Prints `N passed, N failed`.
+// npm run test:e2e: the end-to-end suite against real kube-apiservers (1.20.2, then 1.31.14 and 1.36.2 where they are
+// found) and etcd, the same files against each. Prints `N passed, N failed`.
 // 1.20.2 and etcd come from package registries: when they cannot be found the suite says so in one line and counts
 // a failure. The current release and the programs some files need are optional: each missing one is a skip line.
 // The whole suite runs in a network namespace of its own where only loopback exists (test/helpers/netns.mjs):
@@ -18,14 +18,15 @@ reexecInNetns((why) => {
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Kubernetes releases the suite runs against (test/e2e/kube.ts), oldest first; E2E_KUBE=1.36 picks one. */
-const releases = process.env.E2E_KUBE ? [process.env.E2E_KUBE] : ['1.20', '1.36'];
-const label = { '1.20': '1.20.2', 1.36: '1.36.2' };
+const releases = process.env.E2E_KUBE ? [process.env.E2E_KUBE] : ['1.20', '1.31', '1.36'];
+const label = { '1.20': '1.20.2', 1.31: '1.31.14', 1.36: '1.36.2' };
 /**
  * What each release needs to start at all. 1.20.2 and etcd come from package registries: missing, they fail the
- * run. 1.36.2 is built by the user (README "Optional programs"): missing, that release is skipped with a line.
+ * run. 1.31.14 and 1.36.2 are built by the user (README "The tools folder"): missing, a release is skipped with a line.
  */
 const NEEDS = {
   '1.20': { tools: ['kube-apiserver'], commands: ['etcd', 'xz', 'openssl'], optional: false },
+  1.31: { tools: ['kube-apiserver-1.31', 'etcd-3.5'], commands: ['xz', 'openssl'], optional: true },
   1.36: { tools: ['kube-apiserver-1.36', 'etcd-3.5'], commands: ['xz', 'openssl'], optional: true },
 };
 const onPath = (command) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;

@@ -5,8 +5,9 @@
 //   the snapshot-controllers, upstream's webhooks and vap-check. A test that needs one skips, with one line naming
 //   it, when it is absent (README "Optional programs").
 // Each program is a file `<folder>/<file>` or `<folder>/<file>.xz` in a tools folder outside the repository:
-// $SNAPSHOT_WEBHOOK_TOOLS if set, then the nearest `shared/tools` folder above the clone or above the local
-// repository it was cloned from.
+// $SNAPSHOT_WEBHOOK_TOOLS if set, then the machine's own folder /opt/snapshot-webhook-tools (where a developer
+// keeps what they built, outside any clone, so that CI on the same machine runs it too), then the nearest
+// `shared/tools` folder above the clone or above the local repository it was cloned from.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -16,6 +17,12 @@ import { fileURLToPath } from 'node:url';
 export const TOOLS = {
   'kube-apiserver': { folder: 'kube-apiserver', file: 'kube-apiserver-v1.20.2', what: 'kube-apiserver v1.20.2' },
   'etcd-3.5': { folder: 'etcd', file: 'etcd-v3.5.30', what: 'etcd v3.5' },
+  'kube-apiserver-1.31': {
+    folder: 'kube-apiserver',
+    file: 'kube-apiserver-v1.31.14',
+    what: 'kube-apiserver v1.31.14',
+    optional: true,
+  },
   'kube-apiserver-1.36': {
     folder: 'kube-apiserver',
     file: 'kube-apiserver-v1.36.2',
@@ -80,8 +87,11 @@ function sharedFolders() {
   return [...above(root), ...(origin === undefined ? [] : above(origin))];
 }
 
+/** The machine's own tools folder, outside any clone (README "The tools folder"). */
+export const MACHINE_TOOLS = '/opt/snapshot-webhook-tools';
+
 function toolsFolders() {
-  return [process.env.SNAPSHOT_WEBHOOK_TOOLS, ...sharedFolders().map((d) => join(d, 'tools'))].filter(Boolean);
+  return [process.env.SNAPSHOT_WEBHOOK_TOOLS, MACHINE_TOOLS, ...sharedFolders().map((d) => join(d, 'tools'))].filter(Boolean);
 }
 
 /** The first of `candidates` that holds `file`, or `{ missing }` naming what and where it was looked for. */
@@ -113,7 +123,9 @@ export function findTool(name) {
     if (existsSync(join(dir, file))) return { file: join(dir, file) };
     if (existsSync(join(dir, `${file}.xz`))) return { file: join(dir, `${file}.xz`) };
   }
-  return { missing: `${what} not found (${folder}/${file}[.xz] in $SNAPSHOT_WEBHOOK_TOOLS or shared/tools above the clone)` };
+  return {
+    missing: `${what} not found (${folder}/${file}[.xz] in $SNAPSHOT_WEBHOOK_TOOLS, ${MACHINE_TOOLS} or shared/tools above the clone)`,
+  };
 }
 
 /** The first missing program of `names` as one line, or undefined when all are there. */
