@@ -179,10 +179,16 @@ export function snapshotObjects(kc: KubeConfig) {
   }
   /**
    * Plays the CSI sidecar once the driver made a group snapshot: the group content's status, through the status
-   * subresource, one entry per volume handle. The group's creationTime is a date-time; each member's is int64 ns.
+   * subresource, one entry per volume handle, at the version of `target` (the v8.6 sidecar writes v1). The group's
+   * creationTime is a date-time; each member's is int64 ns.
    */
-  async function sidecarReportsGroup(contentName: string, groupHandle: string, volumeHandles: readonly string[]): Promise<void> {
-    const content = await get(VGSC, contentName);
+  async function sidecarReportsGroup(
+    contentName: string,
+    groupHandle: string,
+    volumeHandles: readonly string[],
+    target: Target = VGSC,
+  ): Promise<void> {
+    const content = await get(target, contentName);
     const creationTime = Date.now() * 1_000_000;
     content.status = {
       volumeGroupSnapshotHandle: groupHandle,
@@ -196,7 +202,7 @@ export function snapshotObjects(kc: KubeConfig) {
         restoreSize: 1073741824,
       })),
     };
-    await api.replaceClusterCustomObjectStatus({ ...at(VGSC), name: contentName, body: content });
+    await api.replaceClusterCustomObjectStatus({ ...at(target), name: contentName, body: content });
   }
   return { api, core, get, create, replace, remove, list, gone, boundClaim, sidecarReleases, sidecarReportsGroup };
 }
