@@ -10,7 +10,7 @@ import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { stopAll, waitFor } from './processes.js';
-import { klass, NS, rejection, snapshotObjects, VS, VSC, VSCLASS } from './snapshot-objects.js';
+import { klass, NS, rejection, snapshotObjects, VS, VSC, VSCLASS, type Obj } from './snapshot-objects.js';
 import { followDecisions, startWebhook, untilCalled, registerWebhook, type TestWebhook } from './webhook.js';
 
 if (!kube.admissionPolicies) t.plan(0, `Kubernetes ${kube.version} has no webhook matchConditions (GA in 1.30)`);
@@ -92,9 +92,21 @@ if (kube.admissionPolicies) {
   t.test('a webhook outage with matchConditions: only default-class writes wait', async (t) => {
     await register([]);
     await untilCalled(kc);
-    const { create } = snapshotObjects(kc);
+    const { create, get, replace } = snapshotObjects(kc);
+    await create(VSCLASS, klass(VSCLASS, 'kept', 'kept.csi.example.com', true));
+    await create(VSCLASS, klass(VSCLASS, 'promoted', 'promoted.csi.example.com', false));
     await (webhook as TestWebhook).process.stop();
+    /** An UPDATE of a class as it is now, changed by `edit`. */
+    const update = async (name: string, edit: (c: Obj) => void): Promise<string> => {
+      const now = await get(VSCLASS, name);
+      edit(now);
+      return rejection(replace(VSCLASS, now));
+    };
+    const ANNOTATION = 'snapshot.storage.kubernetes.io/is-default-class';
     const outcomes = {
+      'label on a default': await update('kept', (c) => (c.metadata.labels = { team: 'storage' })),
+      'default made of a plain class': await update('promoted', (c) => (c.metadata.annotations = { [ANNOTATION]: 'true' })),
+      'default removed': await update('kept', (c) => delete c.metadata.annotations?.[ANNOTATION]),
       snapshot: await rejection(
         create(VS, { metadata: { name: 'during-outage' }, spec: { source: { persistentVolumeClaimName: 'data' } } }),
       ),
@@ -132,5 +144,12 @@ if (kube.admissionPolicies) {
       'a class whose annotation is not "true" is admitted (object checks: Ignore)',
     );
     t.equal(outcomes.content, '(admitted)', 'a content is admitted (object checks: Ignore)');
+    t.equal(outcomes['label on a default'], '(admitted)', 'an UPDATE that keeps a class the default of its driver is admitted');
+    t.match(
+      outcomes['default made of a plain class'],
+      /failed calling webhook "validation-webhook\.snapshot\.storage\.k8s\.io"/,
+      'an UPDATE that makes a default waits',
+    );
+    t.equal(outcomes['default removed'], '(admitted)', 'removing the default annotation is admitted');
   });
 }

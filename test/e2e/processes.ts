@@ -12,6 +12,12 @@ export function stopAll(): void {
   started.clear();
 }
 process.on('exit', stopAll);
+// tap ends a file over its time limit with SIGTERM, on which Node exits without 'exit' handlers: stop them first.
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+  process.once(signal, () => {
+    stopAll();
+    process.kill(process.pid, signal);
+  });
 
 export interface Started {
   readonly child: ChildProcess;
@@ -46,6 +52,8 @@ export function startProcess(command: string, args: readonly string[], env: Node
           resolve(code);
         });
         child.kill(signal);
+        // A process stopped by SIGSTOP (a frozen apiserver, a hung webhook) takes the signal only once continued.
+        child.kill('SIGCONT');
       }),
   };
 }
