@@ -49,3 +49,14 @@ export const CLASS_KIND_FACTS: Readonly<Record<ClassKind, ClassKindFacts>> = {
     claimLease: 'snapshot-webhook-default-volumegroupsnapshotclass',
   },
 };
+
+/**
+ * The denial of a second default: upstream's words (`short`, which runbooks match on and warnings repeat), then
+ * how to move the default, the one change the rule makes an admin do in two steps.
+ */
+export function secondDefaultMessage(kind: ClassKind, existing: string, driver: string): { message: string; short: string } {
+  const { denialPrefix, resource, defaultAnnotation } = CLASS_KIND_FACTS[kind];
+  const short = `${denialPrefix}: ${existing} already exists for driver: ${driver}`;
+  const move = `to move the default, first remove it from ${existing}: kubectl annotate ${resource} ${existing} ${defaultAnnotation}-`;
+  return { message: `${short}; ${move}`, short };
+}

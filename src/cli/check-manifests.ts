@@ -1,4 +1,7 @@
 import type { ClassIndex } from '../classes/class-index.js';
+import type { ClassKind } from '../classes/class-kinds.js';
+import { isDefaultClass } from '../classes/default-annotation.js';
+import type { SnapshotClass } from '../schemas/types.js';
 import { classKindOf } from '../classes/static-classes.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
@@ -76,7 +79,7 @@ export async function checkManifests(
   const ordered = [...objects].sort(
     (a, b) => Number(classKindOf(b.object) !== undefined) - Number(classKindOf(a.object) !== undefined),
   );
-  for (const item of ordered) {
+  for (const [index, item] of ordered.entries()) {
     const { object } = item;
     const route = findRouteByKind(String(object.apiVersion), String(object.kind));
     if (route === undefined) {
@@ -110,7 +113,9 @@ export async function checkManifests(
     const at = { file: item.file, line: item.line, kind: route.kind, namespace, name };
     if (!decision.allowed && decision.denial !== undefined) {
       denied += 1;
-      const first = firstDefinition(decision.denial.conflictsWith, route.kind, definedAt);
+      const first =
+        firstDefinition(decision.denial.conflictsWith, route.kind, definedAt) +
+        removedLater(decision.denial.conflictsWith, route.classKind, ordered.slice(index + 1));
       if (route.classKind !== undefined && name !== undefined) deniedClasses.set(`${route.classKind}/${name}`, item);
       findings.push({ ...at, severity: 'error', rule: decision.denial.rule, message: decision.denial.message + first });
     }
@@ -136,6 +141,26 @@ function deniedInInput(finding: Finding, deniedClasses: ReadonlyMap<string, Mani
   const where = missing === undefined ? undefined : deniedClasses.get(`${missing.kind}/${missing.name}`);
   if (missing === undefined || where === undefined) return undefined;
   return `${missing.kind} ${missing.name} is in this input but would be denied (${where.file}:${where.line}); the snapshot waits until it exists`;
+}
+
+/**
+ * When the default a denial names is removed by a later document of the input: kubectl applies in order, so as
+ * written this class is denied, that one stops being the default, and the driver is left with none.
+ */
+function removedLater(conflictsWith: string | undefined, kind: ClassKind | undefined, later: readonly ManifestObject[]): string {
+  if (conflictsWith === undefined || kind === undefined) return '';
+  const removal = later.find(
+    (o) =>
+      classKindOf(o.object) === kind &&
+      metaOf(o.object).name === conflictsWith &&
+      !isDefaultClass(kind, o.object as SnapshotClass),
+  );
+  if (removal === undefined) return '';
+  const where = `${removal.file}:${removal.line}`;
+  return (
+    `; this input removes that default later (${where}), and kubectl applies in order: as written, this class is ` +
+    `denied and the driver is left with no default. Put ${where} before this document, or apply it first`
+  );
 }
 
 /** ` (defined at FILE:LINE)` when the class a denial names was itself written in the input. */

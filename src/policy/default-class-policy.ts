@@ -50,7 +50,11 @@ export function defaultClassPolicy(kind: ClassKind, options: PolicyOptions): Rec
       validations: [
         {
           expression: `params.metadata.name == object.metadata.name || params.driver != object.driver || !${isDefault('params', annotation)}`,
-          messageExpression: `'${denialPrefix}: ' + params.metadata.name + ' already exists for driver: ' + object.driver`,
+          // The words of secondDefaultMessage (classes/class-kinds.ts), so that both paths deny alike.
+          messageExpression:
+            `'${denialPrefix}: ' + params.metadata.name + ' already exists for driver: ' + object.driver + ` +
+            `'; to move the default, first remove it from ' + params.metadata.name + ': kubectl annotate ${resource} ' + ` +
+            `params.metadata.name + ' ${annotation}-'`,
         },
       ],
     },

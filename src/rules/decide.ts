@@ -42,7 +42,7 @@ export async function decide(
   const softened = all.find((f) => f.warning !== true && isSoft(f));
   const warnings = all
     .filter((f) => f !== denial)
-    .map((f) => (f.warning === true ? f.message : `${isSoft(f) ? 'would be denied' : 'also'}: ${f.message}`));
+    .map((f) => (f.warning === true ? f.message : `${isSoft(f) ? 'would be denied' : 'also'}: ${f.warningMessage ?? f.message}`));
   if (denial !== undefined) return { allowed: false, denial, warnings, softened: false, findings: all };
   return { allowed: true, denial: softened, warnings, softened: softened !== undefined, findings: all };
 }

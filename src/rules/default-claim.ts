@@ -1,5 +1,5 @@
 import { CLAIM_WINDOW_MS } from '../classes/default-claims.js';
-import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
+import { CLASS_KIND_FACTS, secondDefaultMessage, type ClassKind } from '../classes/class-kinds.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import { deny, type Finding } from './finding.js';
 import { shown } from './values.js';
@@ -59,8 +59,10 @@ export function claimFinding({ kind, object }: AdmittedClass, answer: ClaimAnswe
     );
   }
   const prefix = `${CLASS_KIND_FACTS[kind].denialPrefix}: ${shown(answer.by)}`;
-  if (answer.now - answer.since >= CLAIM_WINDOW_MS)
-    return deny('default-class-unique', `${prefix} already exists for driver: ${driver}`, { conflictsWith: answer.by });
+  if (answer.now - answer.since >= CLAIM_WINDOW_MS) {
+    const { message, short } = secondDefaultMessage(kind, shown(answer.by), driver);
+    return deny('default-class-unique', message, { conflictsWith: answer.by, warningMessage: short });
+  }
   const wait = Math.max(1, Math.ceil((answer.since + CLAIM_WINDOW_MS - answer.now) / 1000));
   // Admitted by a replica, but not seen here yet: it may still be on its way, or have been refused after the claim.
   const what = answer.appeared

@@ -1,4 +1,4 @@
-import { CLASS_KIND_FACTS, type ClassKind } from '../classes/class-kinds.js';
+import { secondDefaultMessage, type ClassKind } from '../classes/class-kinds.js';
 import { annotationValue, isDefaultClass, wasAlreadyDefault } from '../classes/default-annotation.js';
 import type { SnapshotClass } from '../schemas/types.js';
 import type { Check } from './checks.js';
@@ -41,13 +41,8 @@ export function defaultClassCheck(kind: ClassKind): Check<SnapshotClass> {
     }
     const other = defaults.names.find((n) => n !== name);
     if (other === undefined) return undefined;
-    return deny(
-      'default-class-unique',
-      `${CLASS_KIND_FACTS[kind].denialPrefix}: ${other} already exists for driver: ${shown(driver)}`,
-      {
-        conflictsWith: other,
-      },
-    );
+    const { message, short } = secondDefaultMessage(kind, other, shown(driver));
+    return deny('default-class-unique', message, { conflictsWith: other, warningMessage: short });
   };
 }
 

@@ -33,6 +33,8 @@ export interface Finding {
   readonly code?: number;
   /** The existing class a `default-class-unique` denial names. */
   readonly conflictsWith?: string;
+  /** What a warning says of this denial when another one denies, or warn mode lets it through (a short form). */
+  readonly warningMessage?: string;
   /** What the log says instead of `message`, when the message echoes values that may be credentials. */
   readonly logMessage?: string;
   /** The class a `class-not-found` warning names (the CLI says so when its own input denied that class). */
@@ -42,7 +44,7 @@ export interface Finding {
 export function deny(
   rule: RuleId,
   message: string,
-  extra: { code?: number; conflictsWith?: string; logMessage?: string } = {},
+  extra: Pick<Finding, 'code' | 'conflictsWith' | 'logMessage' | 'warningMessage'> = {},
 ): Finding {
   return { rule, message, ...extra };
 }

@@ -36,7 +36,7 @@ t.test('a double default split across two files names both', async (t) => {
   t.equal(r.status, 1);
   t.match(
     r.stdout,
-    `${DIR}/double-default/b.yaml:2: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com (defined at ${DIR}/double-default/a.yaml:1)`,
+    `${DIR}/double-default/b.yaml:2: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com; to move the default, first remove it from fast: kubectl annotate volumesnapshotclasses fast snapshot.storage.kubernetes.io/is-default-class- (defined at ${DIR}/double-default/a.yaml:1)`,
   );
 });
 
@@ -57,11 +57,33 @@ t.test('a snapshot naming a class that this input denies is told so, not "does n
   const r = runCli(['validate', `${DIR}/denied-class`]);
   t.equal(r.status, 1);
   t.same(r.stdout.trimEnd().split('\n'), [
-    `${DIR}/denied-class/classes.yaml:10: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com (defined at ${DIR}/denied-class/classes.yaml:1)`,
+    `${DIR}/denied-class/classes.yaml:10: VolumeSnapshotClass slow: default snapshot class: fast already exists for driver: ebs.csi.aws.com; to move the default, first remove it from fast: kubectl annotate volumesnapshotclasses fast snapshot.storage.kubernetes.io/is-default-class- (defined at ${DIR}/denied-class/classes.yaml:1)`,
     `${DIR}/denied-class/snapshots.yaml:1: VolumeSnapshot apps/on-slow: warning: VolumeSnapshotClass slow is in this input but would be denied (${DIR}/denied-class/classes.yaml:10); the snapshot waits until it exists`,
     `${DIR}/denied-class/snapshots.yaml:11: VolumeSnapshot apps/on-nothing: warning: VolumeSnapshotClass absent does not exist (yet); the snapshot waits until it does`,
     '4 checked, 1 denied, 2 warnings, 0 skipped (not snapshot kinds), 0 unreadable',
   ]);
+});
+
+t.test('moving a default in one file: the order kubectl applies decides, and validate says so', async (t) => {
+  const at = `${DIR}/move-default`;
+  const wrong = runCli(['validate', '--classes-from', `${at}/cluster.yaml`, `${at}/fast-first.yaml`]);
+  t.equal(wrong.status, 1, 'fast first: fast is denied while slow is still the default');
+  t.match(
+    wrong.stdout,
+    `${at}/fast-first.yaml:2: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: hostpath.csi.k8s.io; ` +
+      'to move the default, first remove it from slow: kubectl annotate volumesnapshotclasses slow snapshot.storage.kubernetes.io/is-default-class-; ' +
+      `this input removes that default later (${at}/fast-first.yaml:11), and kubectl applies in order: as written, this class is ` +
+      `denied and the driver is left with no default. Put ${at}/fast-first.yaml:11 before this document, or apply it first`,
+  );
+  const right = runCli(['validate', '--classes-from', `${at}/cluster.yaml`, `${at}/slow-first.yaml`]);
+  t.equal(right.status, 0, `slow first: both admitted in order\n${right.stdout}`);
+  const alone = runCli([
+    'validate',
+    '--classes-from',
+    'test/fixtures/class-sets/double-default.yaml',
+    `${DIR}/double-default/a.yaml`,
+  ]);
+  t.notMatch(alone.stdout, 'removes that default later', 'no such hint when the input does not remove the default');
 });
 
 t.test('a default that clashes with an existing class (--classes-from)', async (t) => {
@@ -74,7 +96,7 @@ t.test('a default that clashes with an existing class (--classes-from)', async (
   t.equal(r.status, 1);
   t.match(
     r.stdout,
-    'a.yaml:1: VolumeSnapshotClass fast: default snapshot class: fast-a already exists for driver: ebs.csi.aws.com\n',
+    'a.yaml:1: VolumeSnapshotClass fast: default snapshot class: fast-a already exists for driver: ebs.csi.aws.com; to move the default, first remove it from fast-a: kubectl annotate volumesnapshotclasses fast-a snapshot.storage.kubernetes.io/is-default-class-\n',
   );
 });
 

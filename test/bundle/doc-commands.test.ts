@@ -39,10 +39,14 @@ const CHECKS: Record<string, Check> = {
   'docs/cli.md: snapshot-webhook review --classes-from test/fixtures/classes': {
     run: 'checkout',
     status: 1,
-    stdout: /"message": "default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath\.csi\.k8s\.io"/,
+    stdout:
+      /"message": "default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath\.csi\.k8s\.io; to move the default/,
   },
   'docs/cli.md: snapshot-webhook policy --group-snapshots | kubectl apply -f -': {
     runBy: 'test/e2e/policy.e2e.ts applies the same policy (manifests/overlays/policy-only is this output) to 1.36.2',
+  },
+  'docs/operations.md: kubectl annotate volumesnapshotclasses slow snapshot.storage.kubernetes.io/is-default-class-': {
+    runBy: 'test/e2e/move-default.e2e.ts runs both steps with kubectl against the real apiserver',
   },
   'docs/cluster.md: kubectl annotate volumesnapshotclass <extra-class>': {
     notRun: 'a placeholder for the class to fix; audit prints the same command with the name (docs/troubleshooting.md)',

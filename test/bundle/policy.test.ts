@@ -121,7 +121,7 @@ async function compare(t: Test, name: string, fixture: Fixture, set: string, ans
     // Two defaults exist: the apiserver evaluates each param and reports one failing one, in no fixed order.
     t.match(
       answer?.message ?? '',
-      /denied request: default snapshot class: fast-[ab] already exists for driver: ebs\.csi\.aws\.com$/,
+      /denied request: default snapshot class: (fast-[ab]) already exists for driver: ebs\.csi\.aws\.com; to move the default, first remove it from \1: /,
       `${name}: denied by both (either existing default is named)`,
     );
   } else {

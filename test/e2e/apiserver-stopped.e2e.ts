@@ -49,7 +49,11 @@ t.test('the apiserver stops for 30 s: admissions go on, the cache is reported st
   );
   t.same(
     await ask(hook, false, 'another', 'outage.csi.example.com'),
-    { allowed: false, message: 'default snapshot class: before already exists for driver: outage.csi.example.com' },
+    {
+      allowed: false,
+      message:
+        'default snapshot class: before already exists for driver: outage.csi.example.com; to move the default, first remove it from before: kubectl annotate volumesnapshotclasses before snapshot.storage.kubernetes.io/is-default-class-',
+    },
     'the last good cache keeps serving',
   );
   t.equal((await httpsGet(hook.port, '/healthz', ca)).body, 'ok', 'alive');

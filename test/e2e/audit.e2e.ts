@@ -91,10 +91,12 @@ t.test('audit finds what predates the webhook, each object once, through pages',
   const lines = r.stdout.trimEnd().split('\n');
   t.same(
     lines.filter((l) =>
-      l.endsWith('VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com'),
+      l.endsWith(
+        'VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com; to move the default, first remove it from slow: kubectl annotate volumesnapshotclasses slow snapshot.storage.kubernetes.io/is-default-class-',
+      ),
     ),
     [
-      'snapshot.storage.k8s.io/v1: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com',
+      'snapshot.storage.k8s.io/v1: VolumeSnapshotClass fast: default snapshot class: slow already exists for driver: ebs.csi.aws.com; to move the default, first remove it from slow: kubectl annotate volumesnapshotclasses slow snapshot.storage.kubernetes.io/is-default-class-',
     ],
     'the double default, once, at v1',
   );

@@ -42,7 +42,11 @@ t.test('RBAC forbids the group kinds: snapshots served, one clear error line', a
   suite.started.push(hook);
   t.same(
     await ask(hook, false, 'rival', 'outage.csi.example.com'),
-    { allowed: false, message: 'default snapshot class: before already exists for driver: outage.csi.example.com' },
+    {
+      allowed: false,
+      message:
+        'default snapshot class: before already exists for driver: outage.csi.example.com; to move the default, first remove it from before: kubectl annotate volumesnapshotclasses before snapshot.storage.kubernetes.io/is-default-class-',
+    },
     'snapshot classes work',
   );
   t.ok(await hook.ready(), 'ready: a kind RBAC forbids never blocks readiness (docs/suite.cluster.md), its decisions deny');
@@ -111,7 +115,7 @@ t.test('a CRD deleted and re-created', async (t) => {
     'watched again',
     async () =>
       (await ask(hook, true, 'g2', 'group.csi.example.com')).message ===
-      'default group snapshot class: g1 already exists for driver: group.csi.example.com',
+      'default group snapshot class: g1 already exists for driver: group.csi.example.com; to move the default, first remove it from g1: kubectl annotate volumegroupsnapshotclasses g1 groupsnapshot.storage.kubernetes.io/is-default-class-',
     20_000,
     200,
   );
@@ -162,7 +166,10 @@ t.test('a frozen apiserver (SIGSTOP): noticed, no second default admitted, not r
   await waitFor('ready again after SIGCONT', hook.ready, 30_000, 500);
   t.same(
     await ask(hook, false, 'rival-after', driver),
-    { allowed: false, message: `default snapshot class: made-while-frozen already exists for driver: ${driver}` },
+    {
+      allowed: false,
+      message: `default snapshot class: made-while-frozen already exists for driver: ${driver}; to move the default, first remove it from made-while-frozen: kubectl annotate volumesnapshotclasses made-while-frozen snapshot.storage.kubernetes.io/is-default-class-`,
+    },
     'the class written during the freeze is seen',
   );
   await hook.process.stop();

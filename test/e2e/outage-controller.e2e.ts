@@ -230,7 +230,7 @@ else {
     const second = await rejection(objects.create(VSCLASS, klass(VSCLASS, 'second-up', 'up.csi.example.com', true)));
     t.match(
       second,
-      /denied the request: default snapshot class: default-up already exists for driver: up\.csi\.example\.com$/,
+      /denied the request: default snapshot class: default-up already exists for driver: up\.csi\.example\.com; to move the default, first remove it from default-up:/,
       'a second default for that driver is denied with the rule message',
     );
     const plainLabel = await objects.get(VSCLASS, 'hostpath-default');

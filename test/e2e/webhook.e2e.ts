@@ -166,7 +166,9 @@ async function storeOldObjects(
  */
 function uniqueName(prefix: string, name: string): string {
   if (!/^snapshot-[0-9a-f]{64}$/.test(name)) return `${prefix}-${name}`;
-  return `snapshot-${createHash('sha256').update(prefix + name).digest('hex')}`;
+  return `snapshot-${createHash('sha256')
+    .update(prefix + name)
+    .digest('hex')}`;
 }
 
 t.test('every rule of docs/rules.md, through the real apiserver', async (t) => {

@@ -43,7 +43,8 @@ t.test('serves admission reviews over real HTTPS on loopback', async (t) => {
   t.equal(body.response.allowed, false);
   t.equal(
     body.response.status.message,
-    'default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath.csi.k8s.io',
+    'default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath.csi.k8s.io' +
+      '; to move the default, first remove it from csi-hostpath-snapclass: kubectl annotate volumesnapshotclasses csi-hostpath-snapclass snapshot.storage.kubernetes.io/is-default-class-',
   );
 
   await t.rejects(

@@ -99,7 +99,8 @@ t.test('an admitted default is counted before the watch shows it; not for a dry 
   second.request.object.metadata.name = 'another-default';
   t.equal(
     (await reviewAdmission(second, deps)).body.response.status?.message,
-    'default snapshot class: new-default already exists for driver: new.csi.example.com',
+    'default snapshot class: new-default already exists for driver: new.csi.example.com' +
+      '; to move the default, first remove it from new-default: kubectl annotate volumesnapshotclasses new-default snapshot.storage.kubernetes.io/is-default-class-',
     'a second one a moment later is denied, naming the first',
   );
   t.equal(
