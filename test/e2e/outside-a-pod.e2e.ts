@@ -1,7 +1,8 @@
 // docs/tls.md, "Outside a pod", as an operator runs it: `certs --ip --url` writes the client-config patch, the server
 // runs as a plain process with the cluster's kubeconfig, and one `kubectl apply -k` of the outside-a-pod overlay (with
 // the release's components) registers both webhook configurations by url. A second default class is then denied by
-// the apiserver with our webhook's message.
+// the apiserver with our webhook's message. Then docs/install.md's removal for this path runs twice, and nothing of
+// the project is left.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -130,4 +131,35 @@ t.test("registered from outside a pod with the docs' commands, the webhook decid
     `https://127.0.0.1:${port}/validate`,
     "docs/troubleshooting.md's look at the registration: the url, where a pod's install has a Service",
   );
+});
+
+/** docs/install.md, "Remove it safely": the commands of the block for a webhook outside a pod. */
+function removalCommands(): string[][] {
+  const page = readFileSync(join(ROOT, 'docs/install.md'), 'utf8');
+  const section = page.split('## Remove it safely')[1] ?? '';
+  const block = /outside a pod[^`]*```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  return block
+    .trim()
+    .split('\n')
+    .filter((line) => line.startsWith('kubectl '))
+    .map((line) => line.split(' ').slice(1));
+}
+
+t.test("docs/install.md's removal outside a pod: exits 0 twice, and leaves nothing", async (t) => {
+  const commands = removalCommands();
+  t.equal(commands.length, 2, 'the page has the two commands');
+  const leases = kubectl(['get', 'leases', '-n', 'default', '-o', 'name']).stdout;
+  t.match(leases, 'lease.coordination.k8s.io/snapshot-webhook-default-volumesnapshotclass', 'the install made its Lease');
+  await server?.stop();
+  for (const round of ['installed', 'already removed'])
+    for (const args of commands) {
+      const r = kubectl(args);
+      t.equal(r.status, 0, `${round}: kubectl ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    }
+  const ours = (kind: string, namespace?: string): string[] =>
+    kubectl(['get', kind, ...(namespace === undefined ? [] : ['-n', namespace]), '-o', 'name'])
+      .stdout.split('\n')
+      .filter((name) => /snapshot-webhook|snapshot\.storage\.k8s\.io/.test(name));
+  t.same(ours('validatingwebhookconfigurations'), [], 'no webhook configuration of the project');
+  t.same(ours('leases', 'default'), [], 'no Lease of the project');
 });
