@@ -138,6 +138,46 @@ async function existingClasses(
   return index;
 }
 
+/**
+ * With a cluster: the objects whose kind the cluster serves at their version, and a finding for each other one
+ * (kubectl would refuse it), naming the versions it does serve. Without a cluster a deprecated version is a warning.
+ */
+async function servedByCluster(
+  objects: readonly ManifestObject[],
+  kubeconfig: string | undefined,
+): Promise<{ served: ManifestObject[]; unserved: ManifestFinding[] }> {
+  const { servedSnapshotKinds, notServed } = await import('../cluster/served-kinds.js');
+  let kinds;
+  try {
+    kinds = await servedSnapshotKinds(kubeconfig);
+  } catch (error) {
+    throw new UsageError(`cannot read which snapshot kinds the cluster serves: ${(error as Error).message}`);
+  }
+  const served: ManifestObject[] = [];
+  const unserved: ManifestFinding[] = [];
+  for (const item of objects) {
+    const { apiVersion, kind, metadata } = item.object as {
+      apiVersion?: unknown;
+      kind?: unknown;
+      metadata?: { name?: unknown; namespace?: unknown };
+    };
+    const why = notServed(kinds, String(apiVersion), String(kind));
+    if (why === undefined) served.push(item);
+    else
+      unserved.push({
+        file: item.file,
+        line: item.line,
+        kind: String(kind),
+        namespace: typeof metadata?.namespace === 'string' ? metadata.namespace : undefined,
+        name: typeof metadata?.name === 'string' ? metadata.name : undefined,
+        severity: 'error',
+        rule: 'unknown-kind',
+        message: why,
+      });
+  }
+  return { served, unserved };
+}
+
 export async function runValidate(argv: readonly string[]): Promise<number> {
   if (argv.includes('--help')) {
     process.stdout.write(formatHelp(USAGE, VALIDATE_FLAGS));
@@ -157,13 +197,13 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
   const old = oldPath === undefined ? { objects: [], problems: [] } : readManifests([oldPath]);
   checked.problems.push(...old.problems);
   const kubeconfig = flagString(flags, 'kubeconfig');
-  const existing = await existingClasses(
-    flagString(flags, 'classes-from'),
-    flagBool(flags, 'cluster') || kubeconfig !== undefined,
-    kubeconfig,
-  );
+  const fromCluster = flagBool(flags, 'cluster') || kubeconfig !== undefined;
+  const existing = await existingClasses(flagString(flags, 'classes-from'), fromCluster, kubeconfig);
+  const { served, unserved } = fromCluster
+    ? await servedByCluster(checked.objects, kubeconfig)
+    : { served: checked.objects, unserved: [] };
   const result = await checkManifests(
-    checked.objects,
+    served,
     new Map(old.objects.map((o) => [objectKey(o.object), o])),
     existing,
     { preventVolumeModeConversion: flagBool(flags, 'prevent-volume-mode-conversion') },
@@ -179,8 +219,10 @@ export async function runValidate(argv: readonly string[]): Promise<number> {
     rule: 'yaml-syntax',
     message: p.message,
   }));
-  const findings = [...unreadable, ...result.findings].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
-  const summary = { ...result.summary, unreadable: result.summary.unreadable + unreadable.length };
+  const findings = [...unreadable, ...unserved, ...result.findings].sort(
+    (a, b) => a.file.localeCompare(b.file) || a.line - b.line,
+  );
+  const summary = { ...result.summary, unreadable: result.summary.unreadable + unreadable.length + unserved.length };
   process.stdout.write(formatFindings(flagString(flags, 'output') as OutputFormat, findings, summary));
   return exitStatus(summary);
 }
