@@ -320,7 +320,7 @@ t.test('20 concurrent default creates for one new driver: exactly one is admitte
   const denials = results.filter((r) => r !== '(admitted)');
   t.ok(
     denials.every((r) =>
-      /denied the request: default snapshot class: race-\d+ (already exists|was just admitted|was claimed) for driver: race\.csi\.example\.com($|; make only one class the default| \d+ s ago and has not appeared yet; make only one class the default)/.test(
+      /denied the request: default snapshot class: race-\d+ (already exists|was just admitted|was claimed) for driver: race\.csi\.example\.com($|; to move the default, first remove it from race-\d+: |; make only one class the default| \d+ s ago and has not appeared yet; make only one class the default)/.test(
         r,
       ),
     ),
