@@ -137,7 +137,7 @@ t.test("registered from outside a pod with the docs' commands, the webhook decid
 function removalCommands(): string[][] {
   const page = readFileSync(join(ROOT, 'docs/install.md'), 'utf8');
   const section = page.split('## Remove it safely')[1] ?? '';
-  const block = /outside a pod[^`]*```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const block = /A webhook outside a pod[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   return block
     .trim()
     .split('\n')

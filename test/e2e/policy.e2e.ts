@@ -57,13 +57,20 @@ if (kube.admissionPolicies) {
   for (const { target, words, annotation } of KINDS) {
     t.test(`${target.kind}: a second default per driver is denied with the webhook's message`, async (t) => {
       const driver = `${target.plural}.csi.example.com`;
-      const { create, get, replace } = objects;
+      const { create, get, replace, remove } = objects;
       t.equal(await rejection(create(target, klass(target, 'gold', driver, true))), '(admitted)', 'the first default');
       let second = '';
-      // The policy and its params (the classes) reach the apiserver's informers within a moment.
+      let attempt = 0;
+      // The policy and its params (the classes) reach the apiserver's informers within a moment: until then a second
+      // default is admitted, and removed again so that gold stays the only one.
       await waitFor(
         'the policy sees gold',
-        async () => (second = await rejection(create(target, klass(target, 'platinum', driver, true)))) !== '(admitted)',
+        async () => {
+          const name = `platinum-${(attempt += 1)}`;
+          second = await rejection(create(target, klass(target, name, driver, true)));
+          if (second === '(admitted)') await remove(target, name);
+          return second !== '(admitted)';
+        },
         20_000,
         250,
       ).catch(() => undefined);
