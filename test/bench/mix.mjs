@@ -9,7 +9,7 @@
 //   content creates and binding updates, class writes (with default-class checks), and a few denials. Two denials
 //   are a captured review with one field changed, the write a user or a faulty client would make; on 1.36 the CRDs'
 //   own rules reject both before any webhook is called.
-// - `matched`: what the shipped configuration's matchConditions pass on from 1.30 on, contents and default classes only;
+// - `matched`: what the shipped configuration's matchConditions pass on from 1.30 on, contents and the class writes that make a default;
 //   the same entries and weights, less those the conditions or the CRDs' rules stop first. Captured from
 //   kube-apiserver 1.36.2 and snapshot-controller v8.6.0 with the configuration as 1.36 installs it.
 import { execFileSync } from 'node:child_process';

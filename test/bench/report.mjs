@@ -169,7 +169,7 @@ export function writeReport(report) {
     '',
     `p99 at saturation counted from the load's start, on a server just started: while the load's connections open (one TLS handshake each) and its warm-up runs, ours / upstream ${cell(ratios.p99SaturationWithOpeningOursOverUpstream, r2)}.`,
     '',
-    `The targets are measured with the \`every-write\` mix: every snapshot write reaches the webhook, as with upstream's configuration and with ours before 1.30. With the \`matched\` mix, what the shipped matchConditions pass on from 1.30 on (contents and default classes only; captured from 1.36.2), in the same runs: throughput ours / upstream ${cell(ratios.matched.throughputOursOverUpstream, r2)}, ours / bare ${cell(ratios.matched.throughputOursOverBare, r2)}; p99 at saturation ours / upstream ${cell(ratios.matched.p99OursOverUpstream, r2)}; CPU per request ours / upstream ${cell(ratios.matched.cpuOursOverUpstream, r2)}.`,
+    `The targets are measured with the \`every-write\` mix: every snapshot write reaches the webhook, as with upstream's configuration and with ours before 1.30. With the \`matched\` mix, what the shipped matchConditions pass on from 1.30 on (contents and the class writes that make a default; captured from 1.36.2), in the same runs: throughput ours / upstream ${cell(ratios.matched.throughputOursOverUpstream, r2)}, ours / bare ${cell(ratios.matched.throughputOursOverBare, r2)}; p99 at saturation ours / upstream ${cell(ratios.matched.p99OursOverUpstream, r2)}; CPU per request ours / upstream ${cell(ratios.matched.cpuOursOverUpstream, r2)}.`,
     '',
     ...serverTable(report),
     ...before,

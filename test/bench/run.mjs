@@ -102,7 +102,7 @@ async function measureLoad(name) {
     const gcs = gcsPerThousand(saturation.atWindow, server.gcs(), saturation.requests);
     const peakMb = peakRssMb(server.pid);
     const fixed = await runLoad({ ...load, connections: 10, duration, rate: 1000 });
-    // The traffic 1.30+ sends through the shipped matchConditions: contents and default classes only.
+    // The traffic 1.30+ sends through the shipped matchConditions: contents and the class writes that make a default.
     const matchedLoad = { ...load, bodies: matchedBodies, connections: CONNECTIONS };
     const matched = await loadWithCpu(server.pid, { ...matchedLoad, warmup: WARM_UP_S, duration });
     return {

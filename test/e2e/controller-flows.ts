@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { stopAll, waitFor, type Started } from './processes.js';
-import { startController } from './snapshot-controller.js';
+import { bindControllerUser, startController } from './snapshot-controller.js';
 import { installCrds, wireConversion } from './crds.js';
 import { kube } from './kube.js';
 import {
@@ -61,13 +61,7 @@ export function controllerFlows(components: readonly string[]): void {
     const { core, create } = objects;
     await installCrds(kc, 'controller');
     await core.createNamespace({ body: { metadata: { name: NS } } });
-    await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: {
-        metadata: { name: 'snapshot-controller-test' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
-      },
-    });
+    await bindControllerUser(kc);
     // Two defaults for one driver that existed before the webhook was registered.
     await create(VSCLASS, klass(VSCLASS, 'twin-a', 'twin.csi.example.com', true));
     await create(VSCLASS, klass(VSCLASS, 'twin-b', 'twin.csi.example.com', true));

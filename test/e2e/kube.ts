@@ -32,6 +32,22 @@ function required(found: { dir?: string; missing?: string }): string {
   return found.dir;
 }
 
+/**
+ * A release from 1.30 on (CEL, webhook matchConditions and ValidatingAdmissionPolicy GA): upstream's v8.6.0 CRDs as
+ * shipped, the v8.6.0 controller, etcd 3.5.
+ */
+const currentRelease = (version: KubeRelease['version'], apiserverTool: string): KubeRelease => ({
+  version,
+  apiserverTool,
+  etcdTool: 'etcd-3.5',
+  legacyFlags: false,
+  admissionPolicies: true,
+  controllerTool: 'snapshot-controller-8.6',
+  shippedCrds: currentCrds(),
+  celLive: true,
+  components: [],
+});
+
 const RELEASES: Record<string, () => KubeRelease> = {
   '1.20': () => ({
     version: '1.20.2',
@@ -44,29 +60,9 @@ const RELEASES: Record<string, () => KubeRelease> = {
     celLive: false,
     components: ['kubernetes-1.20'],
   }),
-  // The oldest MicroShift in support (4.18) embeds 1.31: CEL, matchConditions and ValidatingAdmissionPolicy are GA.
-  '1.31': () => ({
-    version: '1.31.14',
-    apiserverTool: 'kube-apiserver-1.31',
-    etcdTool: 'etcd-3.5',
-    legacyFlags: false,
-    admissionPolicies: true,
-    controllerTool: 'snapshot-controller-8.6',
-    shippedCrds: currentCrds(),
-    celLive: true,
-    components: [],
-  }),
-  '1.36': () => ({
-    version: '1.36.2',
-    apiserverTool: 'kube-apiserver-1.36',
-    etcdTool: 'etcd-3.5',
-    legacyFlags: false,
-    admissionPolicies: true,
-    controllerTool: 'snapshot-controller-8.6',
-    shippedCrds: currentCrds(),
-    celLive: true,
-    components: [],
-  }),
+  // The oldest MicroShift in support (4.18) embeds 1.31; MicroShift 5.0 and main embed 1.36.
+  '1.31': () => currentRelease('1.31.14', 'kube-apiserver-1.31'),
+  '1.36': () => currentRelease('1.36.2', 'kube-apiserver-1.36'),
 };
 
 /** The releases run.mjs runs the suite against, oldest first. */

@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { missingTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { kube } from './kube.js';
 import { stopAll, waitFor, type Started } from './processes.js';
-import { startController } from './snapshot-controller.js';
+import { bindControllerUser, startController } from './snapshot-controller.js';
 import { CONTROLLER_USER, DRIVER, klass, NS, snapshotObjects, VS, VSCLASS } from './snapshot-objects.js';
 import { registerWebhook, startWebhook, untilCalled, type TestWebhook } from './webhook.js';
 
@@ -108,13 +108,7 @@ t.test(
   async (t) => {
     const kc = new KubeConfig();
     kc.loadFromFile((cluster as TestCluster).kubeconfig);
-    await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: {
-        metadata: { name: 'snapshot-controller-test' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
-      },
-    });
+    await bindControllerUser(kc);
     const test = cluster as TestCluster;
     controller = startController(kube.controllerTool, dir, test, test.kubeconfigFor(CONTROLLER_USER), 'as shipped');
     await slowIsTheDefault();

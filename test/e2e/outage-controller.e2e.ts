@@ -9,15 +9,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { missingTool } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, storeV1, wireConversion } from './crds.js';
 import { kube } from './kube.js';
 import { stopAll, waitFor, type Started } from './processes.js';
-import { startController } from './snapshot-controller.js';
+import { bindControllerUser, startController } from './snapshot-controller.js';
 import {
-  CONTROLLER_USER,
   DRIVER,
   klass,
   NS,
@@ -180,13 +179,7 @@ else {
     objects = snapshotObjects(kc);
     await installCrds(kc, 'current');
     await objects.core.createNamespace({ body: { metadata: { name: NS } } });
-    await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: {
-        metadata: { name: 'snapshot-controller-test' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
-      },
-    });
+    await bindControllerUser(kc);
     webhook = await startWebhook(dir, cluster.kubeconfig);
     // The install docs/install.md gives for v8.6 CRDs: conversion, with v1 stored, so that the v1 controller's reads
     // and writes never call the webhook (an outage would stop its group snapshot informers).

@@ -1,5 +1,6 @@
 // The real snapshot-controller as the end-to-end suite and the bench's capture run it.
 import { join } from 'node:path';
+import { RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { unpackTool } from '../helpers/tools.mjs';
 import { startProcess, type Started } from './processes.js';
 import { CONTROLLER_USER } from './snapshot-objects.js';
@@ -25,4 +26,15 @@ export function startController(
     ...(retries === 'quick' ? ['--retry-interval-start=500ms', '--retry-interval-max=4s'] : []),
     '--v=4',
   ]);
+}
+
+/** The controller's user may do what it needs: cluster-admin (what its review carries is the user, never the role). */
+export async function bindControllerUser(kc: KubeConfig): Promise<void> {
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: 'snapshot-controller-test' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: CONTROLLER_USER }],
+    },
+  });
 }
