@@ -40,7 +40,8 @@ export interface CheckResult {
   readonly summary: CheckSummary;
 }
 
-function metaOf(object: Record<string, unknown>): { name?: string; namespace?: string } {
+/** An object's name and namespace, where they are strings. */
+export function metaOf(object: Record<string, unknown>): { name?: string; namespace?: string } {
   const metadata = object.metadata;
   if (typeof metadata !== 'object' || metadata === null) return {};
   const { name, namespace } = metadata as Record<string, unknown>;

@@ -1,3 +1,5 @@
+import { GROUP_SNAPSHOT_API, SNAPSHOT_API } from '../classes/class-kinds.js';
+import { classKindOf } from '../classes/static-classes.js';
 import type { ManifestObject, ManifestProblem, ManifestSet } from '../manifests/read-manifests.js';
 
 /** A `{{ }}` action on one line: Go's text/template syntax, which Helm and gomplate render and some drivers fill in. */
@@ -12,10 +14,7 @@ const ENGINE_ONLY =
   /\$|(?<![\w.])\.(?:Values|Release|Chart|Capabilities|Files|Template|Env)\b|\b(?:include|tpl|template|required|lookup|getenv|define)\b/;
 
 /** The API groups whose objects `validate` checks: only their values decide anything. */
-const CHECKED_GROUPS = /^(snapshot|groupsnapshot)\.storage\.k8s\.io\//;
-
-/** The class kinds, whose `parameters` are opaque to Kubernetes and belong to the driver. */
-const CLASS_KINDS = new Set(['VolumeSnapshotClass', 'VolumeGroupSnapshotClass']);
+const CHECKED_GROUPS: readonly string[] = [SNAPSHOT_API.group, GROUP_SNAPSHOT_API.group];
 
 /** Said with a YAML syntax error in a file that holds `{{`: a template is not a manifest until it is rendered. */
 const SYNTAX_HINT = ' (the file holds `{{`: a template? render it first, or skip it with --exclude)';
@@ -34,8 +33,9 @@ export function templateAction(document: Record<string, unknown>): { path: strin
     const action = typeof value === 'string' ? actionsIn(value)[0] : undefined;
     if (action !== undefined) return { path, action };
   }
-  if (typeof apiVersion !== 'string' || !CHECKED_GROUPS.test(apiVersion)) return undefined;
-  return firstAction(document, typeof kind === 'string' && CLASS_KINDS.has(kind));
+  if (typeof apiVersion !== 'string' || !CHECKED_GROUPS.includes(apiVersion.split('/')[0] ?? '')) return undefined;
+  // A class's `parameters` are opaque to Kubernetes and belong to the driver.
+  return firstAction(document, classKindOf(document) !== undefined);
 }
 
 /** The first action in a document's keys and string values, depth first in the document's order. */

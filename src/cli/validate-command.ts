@@ -6,7 +6,7 @@ import { loadStaticClasses } from '../classes/static-classes.js';
 import { flagBool, flagList, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import { readBounded } from '../manifests/manifest-files.js';
 import { parseManifests, readManifests, type ManifestObject, type ManifestSet } from '../manifests/read-manifests.js';
-import { checkManifests, objectKey, type ManifestFinding } from './check-manifests.js';
+import { checkManifests, metaOf, objectKey, type ManifestFinding } from './check-manifests.js';
 import { separateTemplates } from './template-check.js';
 import { exitStatus, FINDING_FLAGS, formatFindings, type OutputFormat } from './format-findings.js';
 
@@ -156,24 +156,22 @@ async function servedByCluster(
   const served: ManifestObject[] = [];
   const unserved: ManifestFinding[] = [];
   for (const item of objects) {
-    const { apiVersion, kind, metadata } = item.object as {
-      apiVersion?: unknown;
-      kind?: unknown;
-      metadata?: { name?: unknown; namespace?: unknown };
-    };
-    const why = notServed(kinds, String(apiVersion), String(kind));
+    const kind = String(item.object.kind);
+    const why = notServed(kinds, String(item.object.apiVersion), kind);
     if (why === undefined) served.push(item);
-    else
+    else {
+      const { name, namespace } = metaOf(item.object);
       unserved.push({
         file: item.file,
         line: item.line,
-        kind: String(kind),
-        namespace: typeof metadata?.namespace === 'string' ? metadata.namespace : undefined,
-        name: typeof metadata?.name === 'string' ? metadata.name : undefined,
+        kind,
+        namespace,
+        name,
         severity: 'error',
         rule: 'unknown-kind',
         message: why,
       });
+    }
   }
   return { served, unserved };
 }

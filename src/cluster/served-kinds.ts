@@ -1,10 +1,10 @@
-import { CLASS_KIND_FACTS } from '../classes/class-kinds.js';
+import { GROUP_SNAPSHOT_API, SNAPSHOT_API } from '../classes/class-kinds.js';
 import { statusOf } from './apiserver-error.js';
 import { loadKubeConfig } from './client-node-api.js';
 import { kubeRequest } from './kube-http.js';
 
 /** The snapshot API groups, whose kinds `validate --kubeconfig` checks against what the cluster serves. */
-const GROUPS = [CLASS_KIND_FACTS.VolumeSnapshotClass.group, CLASS_KIND_FACTS.VolumeGroupSnapshotClass.group];
+const GROUPS = [SNAPSHOT_API.group, GROUP_SNAPSHOT_API.group];
 
 /** For each snapshot API group: each kind it serves, with the versions that serve it. */
 export type ServedKinds = ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>;
