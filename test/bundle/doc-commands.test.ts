@@ -51,14 +51,17 @@ const CHECKS: Record<string, Check> = {
   'docs/cluster.md: kubectl annotate volumesnapshotclass <extra-class>': {
     notRun: 'a placeholder for the class to fix; audit prints the same command with the name (docs/troubleshooting.md)',
   },
-  'docs/install.md: npm run certs -- --service snapshot-webhook --namespace snapshot-webhook': {
-    notRun: 'installs into a real cluster with the image; test/e2e/manifests.e2e.ts applies every overlay (server dry run)',
+  'docs/install.md: # self-signed: the image, the certificates, your kustomization': {
+    runBy: 'test/e2e/install-recipe.e2e.ts pastes it against the real apiserver (podman and rollout status stood in for)',
   },
-  'docs/install.md: kubectl apply -k manifests/overlays/cert-manager': {
-    notRun: 'needs cert-manager; test/bundle/manifests.test.ts renders it and checks the Certificate',
+  'docs/install.md: # then, without first-install': { runBy: 'test/e2e/install-recipe.e2e.ts, after the first block' },
+  'docs/install.md: # cert-manager: the image, your kustomization': {
+    notRun:
+      "needs cert-manager; test/bundle/manifests.test.ts renders the overlay and checks the Certificate, and the image and kustomization steps are the self-signed recipe's",
   },
-  'docs/install.md: oc apply -k manifests/overlays/openshift': {
-    runBy: 'test/e2e/manifests.e2e.ts applies manifests/overlays/openshift to 1.36.2 (server dry run)',
+  'docs/install.md: # OpenShift: the image, your kustomization': {
+    runBy:
+      "test/e2e/manifests.e2e.ts applies manifests/overlays/openshift to 1.36.2 (server dry run); the image and kustomization steps are the self-signed recipe's, which test/e2e/install-recipe.e2e.ts pastes",
   },
   'docs/install.md: kubectl apply -k manifests/overlays/policy-only': { runBy: 'test/e2e/policy.e2e.ts' },
   'docs/install.md: kubectl -n snapshot-webhook get pods': {
@@ -66,8 +69,9 @@ const CHECKS: Record<string, Check> = {
   },
   'docs/install.md: kubectl get volumesnapshotclass -o': { runBy: 'test/e2e/webhook.e2e.ts (pasted from docs/install.md)' },
   'docs/install.md: kubectl delete validatingwebhookconfiguration validation-webhook.snapshot.storage.k8s.io': {
-    notRun: "removes an installation; `<the one you used>` is the reader's",
+    runBy: 'test/e2e/install-recipe.e2e.ts (a pod) and test/e2e/outside-a-pod.e2e.ts (outside a pod), each twice',
   },
+  'docs/install.md: for crd in volumegroupsnapshots': { runBy: 'test/e2e/conversion.e2e.ts, twice with the webhook stopped' },
   'docs/microshift.md: mkdir -p build/snapshot-webhook rootfs/etc/microshift/manifests/snapshot-webhook': {
     run: 'scratch',
     status: 0,

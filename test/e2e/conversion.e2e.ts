@@ -12,6 +12,7 @@ import { parseLossless } from '../../src/conversion/lossless-json.js';
 import { findUpstreamCrds } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, storeV1, wireConversion } from './crds.js';
+import { docBlocks } from './doc-blocks.js';
 import { stopAll, waitFor } from './processes.js';
 import { startWebhook, type TestWebhook } from './webhook.js';
 
@@ -323,4 +324,32 @@ t.test('stored at v1 (conversion-store-v1, then migrate-storage): with the webho
   t.match(older.text, /conversion webhook for groupsnapshot\.storage\.k8s\.io\/v1, Kind=VolumeGroupSnapshotContent failed/);
   webhook = await startWebhook(dir, c.kubeconfig, [], true, hook.port);
   await waitFor('reads at v1beta2 again', async () => (await api('GET', path('v1beta2', 'at-v1'))).status === 200, 20_000, 250);
+});
+
+t.test("docs/install.md's undo of the conversion stanza, twice with the webhook gone: every version reads", async (t) => {
+  const c = cluster as TestCluster;
+  await (webhook as TestWebhook).process.stop();
+  const block = docBlocks('install', 'Remove it safely').find((b) => b.startsWith('for crd in ')) ?? '';
+  t.match(block, /kubectl patch/, 'the page has the block');
+  for (const round of ['wired', 'already undone']) {
+    const r = spawnSync('bash', ['-euo', 'pipefail', '-c', block], {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: c.kubeconfig },
+      timeout: 60_000,
+    });
+    t.equal(r.status, 0, `${round}: ${r.stdout}${r.stderr}`);
+  }
+  const kc = new KubeConfig();
+  kc.loadFromFile(c.kubeconfig);
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  for (const plural of ['volumegroupsnapshots', 'volumegroupsnapshotcontents', 'volumegroupsnapshotclasses']) {
+    const crd = await extensions.readCustomResourceDefinition({ name: `${plural}.${GROUP}` });
+    t.same(crd.spec.conversion, { strategy: 'None' }, `${plural}: no conversion stanza left`);
+    for (const version of ['v1beta1', 'v1beta2', 'v1']) {
+      const list = await api('GET', `/apis/${GROUP}/${version}/${plural}`);
+      t.equal(list.status, 200, `${plural} listed at ${version} without the webhook`);
+    }
+  }
+  t.equal(infoList((await get('v1', 'at-v1')).text), EXPECTED_INFO, 'a content read at v1 as before, exact');
+  t.comment(`a content read at v1beta1 now: ${JSON.stringify((await get('v1beta1', 'at-v1')).object.status)}`);
 });

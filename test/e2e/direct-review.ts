@@ -19,17 +19,21 @@ export const klass = (group: boolean, name: string, driver: string): Record<stri
   deletionPolicy: 'Delete',
 });
 
-/** Asks the webhook directly (no apiserver in between) whether a default class may be created. */
+/**
+ * Asks the webhook directly (no apiserver in between) whether a default class may be created: as a dry run unless
+ * `dryRun` is false, when an allowed default is recorded in the kind's claim Lease as an apiserver's write would be.
+ */
 export async function ask(
   hook: TestWebhook,
   group: boolean,
   name: string,
   driver: string,
+  dryRun = true,
 ): Promise<{ allowed: boolean; message: string }> {
   const target = group
     ? { group: GROUP_CLASSES.group, version: 'v1beta2', kind: 'VolumeGroupSnapshotClass', resource: GROUP_CLASSES.plural }
     : { group: SNAPSHOT_CLASSES.group, version: 'v1', kind: 'VolumeSnapshotClass', resource: SNAPSHOT_CLASSES.plural };
-  const review = admissionReview(target, { uid: `${name}-${Date.now()}`, dryRun: true, object: klass(group, name, driver) });
+  const review = admissionReview(target, { uid: `${name}-${Date.now()}`, dryRun, object: klass(group, name, driver) });
   const answer = await httpsRequest(hook.port, {
     path: '/validate',
     body: JSON.stringify(review),

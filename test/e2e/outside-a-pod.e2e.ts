@@ -11,6 +11,7 @@ import t from 'tap';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
+import { docBlocks } from './doc-blocks.js';
 import { kube } from './kube.js';
 import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
 import { DRIVER, klass, VSCLASS } from './snapshot-objects.js';
@@ -135,9 +136,7 @@ t.test("registered from outside a pod with the docs' commands, the webhook decid
 
 /** docs/install.md, "Remove it safely": the commands of the block for a webhook outside a pod. */
 function removalCommands(): string[][] {
-  const page = readFileSync(join(ROOT, 'docs/install.md'), 'utf8');
-  const section = page.split('## Remove it safely')[1] ?? '';
-  const block = /A webhook outside a pod[\s\S]*?```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const block = docBlocks('install', 'Remove it safely').find((b) => b.includes('-n default delete lease')) ?? '';
   return block
     .trim()
     .split('\n')
