@@ -1,24 +1,18 @@
-// docs/tls.md, "Outside a pod", as an operator runs it: `certs --ip --url` writes the client-config patch, the server
-// runs as a plain process with the cluster's kubeconfig, and one `kubectl apply -k` of the outside-a-pod overlay (with
-// the release's components) registers both webhook configurations by url. A second default class is then denied by
+// docs/tls.md, "Outside a pod", as an operator runs it (outside-a-pod.ts). A second default class is then denied by
 // the apiserver with our webhook's message. Then docs/install.md's removal for this path runs twice, and nothing of
 // the project is left.
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import t from 'tap';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { docBlocks } from './doc-blocks.js';
-import { kube } from './kube.js';
-import { freePort, startProcess, stopAll, waitFor, type Started } from './processes.js';
-import { DRIVER, klass, VSCLASS } from './snapshot-objects.js';
-import { httpsRequest } from '../helpers/https.js';
+import { installOutsideAPod, kubectlOn, registeredNames, secondDefaultDenied, type Run } from './outside-a-pod.js';
+import { stopAll, type Started } from './processes.js';
+import { DRIVER } from './snapshot-objects.js';
 
-const ROOT = resolve('.');
-const MAIN = join(ROOT, 'dist/bundle/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'sw-e2e-outside-'));
 let cluster: TestCluster | undefined;
 let server: Started | undefined;
@@ -29,96 +23,24 @@ t.teardown(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function kubectl(args: readonly string[], input?: string) {
-  const kubeconfig = (cluster as TestCluster).kubeconfig;
-  const r = spawnSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', input, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+const kubectl = (args: readonly string[], input?: string): Run => kubectlOn(cluster as TestCluster, args, input);
 
 t.test("registered from outside a pod with the docs' commands, the webhook decides", async (t) => {
   cluster = await startCluster(dir);
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   await installCrds(kc, 'untyped');
-  const port = await freePort();
-  const manifests = join(dir, 'manifests');
-  cpSync(join(ROOT, 'manifests'), manifests, { recursive: true, filter: (src) => !src.includes('/generated') });
-  const generated = join(manifests, 'overlays/outside-a-pod/generated');
-  // Step 1 of the page, with the loopback address the apiserver dials here.
-  const certs = spawnSync(
-    process.execPath,
-    [
-      MAIN,
-      'certs',
-      '--ip',
-      '127.0.0.1',
-      '--url',
-      `https://127.0.0.1:${port}`,
-      '--out',
-      generated,
-      '--service',
-      'dev',
-      '--namespace',
-      'dev',
-    ],
-    { encoding: 'utf8' },
-  );
-  t.equal(certs.status, 0, certs.stderr);
-  // Step 2: the server, with the cluster's classes.
-  server = startProcess(process.execPath, [
-    MAIN,
-    'serve',
-    `--kubeconfig=${cluster.kubeconfig}`,
-    '--namespace=default',
-    '--bind-address=127.0.0.1',
-    `--port=${port}`,
-    `--tls-cert-file=${join(generated, 'tls.crt')}`,
-    `--tls-private-key-file=${join(generated, 'tls.key')}`,
-    '--shutdown-delay=0',
-  ]);
-  const ca = readFileSync(join(generated, 'ca-bundle.crt'));
-  // The certificate names dev.dev.svc besides 127.0.0.1 (the service and namespace given above).
-  const ready = async (): Promise<boolean> =>
-    (await httpsRequest(port, { method: 'GET', path: '/readyz', ca, servername: 'dev.dev.svc' })).status === 200;
-  await waitFor('the server ready', ready, 30_000);
-  // Step 3: one apply of the overlay, with the components this release needs (docs/install.md).
-  const use = join(dir, 'use');
-  mkdirSync(use);
-  writeFileSync(
-    join(use, 'kustomization.yaml'),
-    JSON.stringify({
-      resources: ['../manifests/overlays/outside-a-pod'],
-      components: kube.components.map((c) => `../manifests/components/${c}`),
-    }),
-  );
-  const applied = kubectl(['apply', '-k', use]);
-  t.equal(applied.status, 0, `kubectl apply -k: ${applied.stdout}${applied.stderr}`);
+  const install = await installOutsideAPod(cluster, dir);
+  server = install.server;
+  t.equal(install.certs.status, 0, install.certs.stderr);
+  t.equal(install.applied.status, 0, `kubectl apply -k: ${install.applied.stdout}${install.applied.stderr}`);
   const registered = kubectl(['get', 'validatingwebhookconfigurations', '-o', 'name']).stdout.trim().split('\n').sort();
-  t.same(
-    registered,
-    kube.admissionPolicies
-      ? [
-          'validatingwebhookconfiguration.admissionregistration.k8s.io/object-checks.snapshot.storage.k8s.io',
-          'validatingwebhookconfiguration.admissionregistration.k8s.io/validation-webhook.snapshot.storage.k8s.io',
-        ]
-      : ['validatingwebhookconfiguration.admissionregistration.k8s.io/validation-webhook.snapshot.storage.k8s.io'],
-    'the configurations this release installs',
-  );
+  t.same(registered, registeredNames(), 'the configurations this release installs');
 
-  const create = (name: string) => kubectl(['create', '-f', '-'], JSON.stringify(klass(VSCLASS, name, DRIVER, true)));
-  t.equal(create('outside-first').status, 0, 'a first default is admitted');
-  let second = { status: 0 as number | null, stderr: '' };
-  await waitFor(
-    'the second default denied by the webhook',
-    async () => {
-      second = create(`outside-second-${Date.now()}`);
-      return second.status !== 0;
-    },
-    20_000,
-    500,
-  );
+  const { firstStatus, denial } = await secondDefaultDenied(cluster, 'outside-first');
+  t.equal(firstStatus, 0, 'a first default is admitted');
   t.match(
-    second.stderr,
+    denial,
     `admission webhook "validation-webhook.snapshot.storage.k8s.io" denied the request: default snapshot class: outside-first already exists for driver: ${DRIVER}`,
   );
   t.match(
@@ -129,7 +51,7 @@ t.test("registered from outside a pod with the docs' commands, the webhook decid
       '-o',
       'jsonpath={.webhooks[0].clientConfig.url}',
     ]).stdout,
-    `https://127.0.0.1:${port}/validate`,
+    `https://127.0.0.1:${install.port}/validate`,
     "docs/troubleshooting.md's look at the registration: the url, where a pod's install has a Service",
   );
 });
