@@ -69,7 +69,8 @@ const CHECKS: Record<string, Check> = {
   },
   'docs/install.md: kubectl get volumesnapshotclass -o': { runBy: 'test/e2e/webhook.e2e.ts (pasted from docs/install.md)' },
   'docs/install.md: NS=default': {
-    runBy: "test/e2e/switch-from-upstream.e2e.ts, after upstream's webhook-example made with kubectl apply and with kubectl create",
+    runBy:
+      "test/e2e/switch-from-upstream.e2e.ts, after upstream's webhook-example made with kubectl apply and with kubectl create",
   },
   'docs/install.md: kubectl delete validatingwebhookconfiguration validation-webhook.snapshot.storage.k8s.io': {
     runBy: 'test/e2e/install-recipe.e2e.ts (a pod) and test/e2e/outside-a-pod.e2e.ts (outside a pod), each twice',
