@@ -8,6 +8,7 @@ Usage:
   snapshot-webhook [serve] [flags]       serve AdmissionReviews over HTTPS (the default command)
   snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
   snapshot-webhook audit [flags]         list what in a cluster the rules would deny now, and double defaults
+  snapshot-webhook check [flags]         prove through the apiserver that a second default class is denied now
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
@@ -34,6 +35,10 @@ const commands: Readonly<Record<string, Command>> = {
   audit: async (argv) => {
     const { runAudit } = await import('./cli/audit-command.js');
     return runAudit(argv);
+  },
+  check: async (argv) => {
+    const { runCheck } = await import('./cli/check-command.js');
+    return runCheck(argv);
   },
   review: async (argv) => {
     const { runReview } = await import('./cli/review-command.js');

@@ -48,7 +48,7 @@ export interface KubeAnswer<T> {
 /** kubeRequest, with the apiserver's Date and a timeout of the caller's choosing. */
 export async function kubeExchange<T>(
   kc: KubeConfig,
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   timeoutMs = 30_000,

@@ -42,6 +42,9 @@ const CHECKS: Record<string, Check> = {
     stdout:
       /"message": "default snapshot class: csi-hostpath-snapclass already exists for driver: hostpath\.csi\.k8s\.io; to move the default/,
   },
+  'docs/cli.md: snapshot-webhook check --wait 2m': {
+    runBy: 'test/e2e/check.e2e.ts runs check with --wait against the real apiserver, with each cause and live',
+  },
   'docs/cli.md: snapshot-webhook policy --group-snapshots | kubectl apply -f -': {
     runBy: 'test/e2e/policy.e2e.ts applies the same policy (manifests/overlays/policy-only is this output) to 1.36.2',
   },
