@@ -28,16 +28,18 @@ t.test('the apiserver stops for 30 s: admissions go on, the cache is reported st
   const stoppedAt = Date.now();
   await suite.cluster.stopApiserver();
   const ca = Buffer.from(hook.caBundle, 'base64');
-  await waitFor(
-    'the cache reported stale',
-    async () =>
-      (await httpsGet(hook.port, '/metrics', ca)).body.includes(
-        'snapshot_webhook_class_cache_synced{kind="VolumeSnapshotClass"} 0',
-      ),
-    15_000,
-    200,
+  await t.resolves(
+    waitFor(
+      'the cache reported stale',
+      async () =>
+        (await httpsGet(hook.port, '/metrics', ca)).body.includes(
+          'snapshot_webhook_class_cache_synced{kind="VolumeSnapshotClass"} 0',
+        ),
+      15_000,
+      200,
+    ),
+    'class_cache_synced is 0 while the watch is broken',
   );
-  t.pass('class_cache_synced is 0 while the watch is broken');
   const review = (
     JSON.parse(readFileSync('test/fixtures/admission/volumesnapshots/v1/create-both-sources.json', 'utf8')) as { review: unknown }
   ).review;
@@ -91,7 +93,6 @@ t.test('started before the apiserver is reachable: waits, not ready, no crash', 
   t.match(readiness.body, "not ready: cannot discover the cluster's API groups yet");
   t.equal(hook.process.child.exitCode, null, 'still running');
   await suite.cluster.startApiserver();
-  await waitFor('ready after the apiserver came up', hook.ready, 15_000);
-  t.pass('ready once the apiserver answered');
+  await t.resolves(waitFor('ready after the apiserver came up', hook.ready, 15_000), 'ready once the apiserver answered');
   await hook.process.stop();
 });

@@ -109,20 +109,22 @@ export function controllerFlows(components: readonly string[]): void {
         metadata: { name: `snap-${name}` },
         spec: { source: { volumeSnapshotContentName: `content-${name}` }, ...withClass },
       });
-      await waitFor(
-        `snap-${name} bound`,
-        async () => {
-          const content = await get(VSC, `content-${name}`);
-          const bound = await get(VS, `snap-${name}`);
-          return (
-            (content.spec?.volumeSnapshotRef as { uid?: string }).uid === snapshot.metadata.uid &&
-            bound.status?.boundVolumeSnapshotContentName === `content-${name}`
-          );
-        },
-        30_000,
-        250,
+      await t.resolves(
+        waitFor(
+          `snap-${name} bound`,
+          async () => {
+            const content = await get(VSC, `content-${name}`);
+            const bound = await get(VS, `snap-${name}`);
+            return (
+              (content.spec?.volumeSnapshotRef as { uid?: string }).uid === snapshot.metadata.uid &&
+              bound.status?.boundVolumeSnapshotContentName === `content-${name}`
+            );
+          },
+          30_000,
+          250,
+        ),
+        `${name}: the content's ref carries the snapshot's uid and the snapshot names the content`,
       );
-      t.pass(`${name}: the content's ref carries the snapshot's uid and the snapshot names the content`);
     }
     noneDenied(t);
   });

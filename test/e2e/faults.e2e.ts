@@ -74,19 +74,22 @@ t.test('a CRD deleted and re-created', async (t) => {
   const name = 'volumegroupsnapshotclasses.groupsnapshot.storage.k8s.io';
   const crd = readCrds(crdFolder('untyped')).find((c) => c.metadata?.name === name) as V1CustomResourceDefinition;
   await extensions.deleteCustomResourceDefinition({ name });
-  await waitFor(
-    'the webhook notices',
-    async () => (await ask(hook, true, 'g', 'group.csi.example.com')).message.includes('does not serve VolumeGroupSnapshotClass'),
-    20_000,
-    200,
-  ).catch((error: unknown) => {
-    const lines = hook.process
-      .output()
-      .split('\n')
-      .filter((l) => !l.includes('"uid"'));
-    throw new Error(`${(error as Error).message}\n${lines.join('\n').slice(-3000)}`);
-  });
-  t.pass('group decisions say the kind is not served');
+  await t.resolves(
+    waitFor(
+      'the webhook notices',
+      async () =>
+        (await ask(hook, true, 'g', 'group.csi.example.com')).message.includes('does not serve VolumeGroupSnapshotClass'),
+      20_000,
+      200,
+    ).catch((error: unknown) => {
+      const lines = hook.process
+        .output()
+        .split('\n')
+        .filter((l) => !l.includes('"uid"'));
+      throw new Error(`${(error as Error).message}\n${lines.join('\n').slice(-3000)}`);
+    }),
+    'group decisions say the kind is not served',
+  );
   await waitFor(
     'the CRD is gone',
     async () => {
@@ -111,15 +114,17 @@ t.test('a CRD deleted and re-created', async (t) => {
     30_000,
     300,
   );
-  await waitFor(
-    'watched again',
-    async () =>
-      (await ask(hook, true, 'g2', 'group.csi.example.com')).message ===
-      'default group snapshot class: g1 already exists for driver: group.csi.example.com; to move the default, first remove it from g1: kubectl annotate volumegroupsnapshotclasses g1 groupsnapshot.storage.kubernetes.io/is-default-class-',
-    20_000,
-    200,
+  await t.resolves(
+    waitFor(
+      'watched again',
+      async () =>
+        (await ask(hook, true, 'g2', 'group.csi.example.com')).message ===
+        'default group snapshot class: g1 already exists for driver: group.csi.example.com; to move the default, first remove it from g1: kubectl annotate volumegroupsnapshotclasses g1 groupsnapshot.storage.kubernetes.io/is-default-class-',
+      20_000,
+      200,
+    ),
+    'the re-created kind is watched again',
   );
-  t.pass('the re-created kind is watched again');
   t.equal(hook.process.child.exitCode, null);
 });
 

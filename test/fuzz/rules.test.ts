@@ -75,16 +75,18 @@ const anyObject = fc
   }));
 
 t.test('an unchanged update of any object is allowed (or undecodable)', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...routes), anyObject, async (route, object) => {
-      const request = { operation: 'UPDATE', resource: route, object, oldObject: structuredClone(object) };
-      const evaluation = evaluate(request, synced(), options);
-      const decision = await decide(evaluation.findings);
-      return decision.allowed || decision.denial?.rule === 'object-undecodable';
-    }),
-    params,
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), anyObject, async (route, object) => {
+        const request = { operation: 'UPDATE', resource: route, object, oldObject: structuredClone(object) };
+        const evaluation = evaluate(request, synced(), options);
+        const decision = await decide(evaluation.findings);
+        return decision.allowed || decision.denial?.rule === 'object-undecodable';
+      }),
+      params,
+    ),
+    'the property holds',
   );
-  t.pass();
 });
 
 t.test('changing a set source field on update is denied', async (t) => {
@@ -95,104 +97,110 @@ t.test('changing a set source field on update is denied', async (t) => {
     ['volumesnapshotcontents', 'snapshotHandle', 'snapshot.storage.k8s.io'],
     ['volumegroupsnapshots', 'volumeGroupSnapshotContentName', 'groupsnapshot.storage.k8s.io'],
   ];
-  await fc.assert(
-    fc.asyncProperty(
-      fc.constantFrom(...sources),
-      fc.constantFrom('v1', 'v1beta1'),
-      fc.string({ minLength: 1 }),
-      fc.string({ minLength: 1 }),
-      async ([resource, key, group], version, before, after) => {
-        fc.pre(before !== after);
-        const base = {
-          metadata: { name: 'o', namespace: 'n' },
-          spec: { volumeSnapshotRef: { name: 's', namespace: 'n' }, volumeGroupSnapshotRef: { name: 's', namespace: 'n' } },
-        };
-        const old = { ...base, spec: { ...base.spec, source: { [key]: before } } };
-        const updated = { ...base, spec: { ...base.spec, source: { [key]: after } } };
-        const decision = await decide(
-          evaluate(
-            { operation: 'UPDATE', resource: { group, version, resource }, object: updated, oldObject: old },
-            synced(),
-            options,
-          ).findings,
-        );
-        return !decision.allowed && decision.denial?.rule === 'field-immutable';
-      },
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...sources),
+        fc.constantFrom('v1', 'v1beta1'),
+        fc.string({ minLength: 1 }),
+        fc.string({ minLength: 1 }),
+        async ([resource, key, group], version, before, after) => {
+          fc.pre(before !== after);
+          const base = {
+            metadata: { name: 'o', namespace: 'n' },
+            spec: { volumeSnapshotRef: { name: 's', namespace: 'n' }, volumeGroupSnapshotRef: { name: 's', namespace: 'n' } },
+          };
+          const old = { ...base, spec: { ...base.spec, source: { [key]: before } } };
+          const updated = { ...base, spec: { ...base.spec, source: { [key]: after } } };
+          const decision = await decide(
+            evaluate(
+              { operation: 'UPDATE', resource: { group, version, resource }, object: updated, oldObject: old },
+              synced(),
+              options,
+            ).findings,
+          );
+          return !decision.allowed && decision.denial?.rule === 'field-immutable';
+        },
+      ),
+      params,
     ),
-    params,
+    'the property holds',
   );
-  t.pass();
 });
 
 t.test('a VolumeSnapshot create is allowed exactly when one source is set and no field is ""', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(fc.constantFrom('v1', 'v1beta1'), field, field, field, async (version, pvc, content, className) => {
-      const object = {
-        metadata: { name: 's', namespace: 'n' },
-        spec: {
-          source: { ...maybe('persistentVolumeClaimName', pvc), ...maybe('volumeSnapshotContentName', content) },
-          ...maybe('volumeSnapshotClassName', className),
-        },
-      };
-      const decision = await decide(
-        evaluate(
-          { operation: 'CREATE', resource: { group: 'snapshot.storage.k8s.io', version, resource: 'volumesnapshots' }, object },
-          synced(),
-          options,
-        ).findings,
-      );
-      const isSet = (v: unknown): boolean => v !== undefined && v !== null;
-      const expected = Number(isSet(pvc)) + Number(isSet(content)) === 1 && pvc !== '' && content !== '' && className !== '';
-      return decision.allowed === expected;
-    }),
-    params,
-  );
-  t.pass();
-});
-
-t.test('a VolumeSnapshotContent create is allowed exactly when one source is set and no field is ""', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(
-      field,
-      field,
-      field,
-      field,
-      field,
-      async (volumeHandle, snapshotHandle, className, refName, refNamespace) => {
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.constantFrom('v1', 'v1beta1'), field, field, field, async (version, pvc, content, className) => {
         const object = {
-          metadata: { name: 'c' },
+          metadata: { name: 's', namespace: 'n' },
           spec: {
-            source: { ...maybe('volumeHandle', volumeHandle), ...maybe('snapshotHandle', snapshotHandle) },
-            volumeSnapshotRef: { ...maybe('name', refName), ...maybe('namespace', refNamespace) },
+            source: { ...maybe('persistentVolumeClaimName', pvc), ...maybe('volumeSnapshotContentName', content) },
             ...maybe('volumeSnapshotClassName', className),
           },
         };
         const decision = await decide(
           evaluate(
-            {
-              operation: 'CREATE',
-              resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotcontents' },
-              object,
-            },
+            { operation: 'CREATE', resource: { group: 'snapshot.storage.k8s.io', version, resource: 'volumesnapshots' }, object },
             synced(),
             options,
           ).findings,
         );
         const isSet = (v: unknown): boolean => v !== undefined && v !== null;
-        const filled = (v: unknown): boolean => typeof v === 'string' && v !== '';
-        const expected =
-          Number(isSet(volumeHandle)) + Number(isSet(snapshotHandle)) === 1 &&
-          volumeHandle !== '' &&
-          snapshotHandle !== '' &&
-          className !== '' &&
-          filled(refName) &&
-          filled(refNamespace);
+        const expected = Number(isSet(pvc)) + Number(isSet(content)) === 1 && pvc !== '' && content !== '' && className !== '';
         return decision.allowed === expected;
-      },
+      }),
+      params,
     ),
-    params,
+    'the property holds',
   );
-  t.pass();
+});
+
+t.test('a VolumeSnapshotContent create is allowed exactly when one source is set and no field is ""', async (t) => {
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(
+        field,
+        field,
+        field,
+        field,
+        field,
+        async (volumeHandle, snapshotHandle, className, refName, refNamespace) => {
+          const object = {
+            metadata: { name: 'c' },
+            spec: {
+              source: { ...maybe('volumeHandle', volumeHandle), ...maybe('snapshotHandle', snapshotHandle) },
+              volumeSnapshotRef: { ...maybe('name', refName), ...maybe('namespace', refNamespace) },
+              ...maybe('volumeSnapshotClassName', className),
+            },
+          };
+          const decision = await decide(
+            evaluate(
+              {
+                operation: 'CREATE',
+                resource: { group: 'snapshot.storage.k8s.io', version: 'v1', resource: 'volumesnapshotcontents' },
+                object,
+              },
+              synced(),
+              options,
+            ).findings,
+          );
+          const isSet = (v: unknown): boolean => v !== undefined && v !== null;
+          const filled = (v: unknown): boolean => typeof v === 'string' && v !== '';
+          const expected =
+            Number(isSet(volumeHandle)) + Number(isSet(snapshotHandle)) === 1 &&
+            volumeHandle !== '' &&
+            snapshotHandle !== '' &&
+            className !== '' &&
+            filled(refName) &&
+            filled(refNamespace);
+          return decision.allowed === expected;
+        },
+      ),
+      params,
+    ),
+    'the property holds',
+  );
 });
 
 /** One step of a class workload: a write, or the watch catching up with what was admitted. */
@@ -211,52 +219,57 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 t.test('at most one default per driver is ever admitted, even while the watch lags', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
-      const index = synced();
-      const truth = new Map<string, { driver: string; isDefault: boolean }>();
-      const view: ClassView = index;
-      const deps = {
-        classes: view,
-        options,
-        modes: { mode: 'enforce' as const, warnRules: new Set<never>() },
-        admitted: reserveAdmittedDefaults(index),
-      };
-      const manifest = (name: string, driver: string, isDefault: boolean) => ({
-        apiVersion: 'snapshot.storage.k8s.io/v1',
-        kind: 'VolumeSnapshotClass',
-        metadata: { name, ...(isDefault ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}) },
-        driver,
-      });
-      for (const s of steps) {
-        if (s.op === 'sync') {
-          index.replaceAll(
-            'VolumeSnapshotClass',
-            [...truth].map(([name, c]) => manifest(name, c.driver, c.isDefault)),
-          );
-          continue;
-        }
-        const current = truth.get(s.name);
-        if (s.op === 'delete') {
-          truth.delete(s.name);
-          continue;
-        }
-        if ((s.op === 'create') !== (current === undefined)) continue; // create of an existing name, or update of a missing one
-        const review = admissionReview(SNAPSHOT_CLASS_V1, {
-          operation: s.op === 'create' ? 'CREATE' : 'UPDATE',
-          object: manifest(s.name, s.driver, s.isDefault),
-          oldObject: current === undefined ? undefined : manifest(s.name, current.driver, current.isDefault),
+  await t.resolves(
+    fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        const index = synced();
+        const truth = new Map<string, { driver: string; isDefault: boolean }>();
+        const view: ClassView = index;
+        const deps = {
+          classes: view,
+          options,
+          modes: { mode: 'enforce' as const, warnRules: new Set<never>() },
+          admitted: reserveAdmittedDefaults(index),
+        };
+        const manifest = (name: string, driver: string, isDefault: boolean) => ({
+          apiVersion: 'snapshot.storage.k8s.io/v1',
+          kind: 'VolumeSnapshotClass',
+          metadata: {
+            name,
+            ...(isDefault ? { annotations: { 'snapshot.storage.kubernetes.io/is-default-class': 'true' } } : {}),
+          },
+          driver,
         });
-        if ((await reviewAdmission(review, deps)).decision.allowed)
-          truth.set(s.name, { driver: s.driver, isDefault: s.isDefault });
-        for (const driver of ['d1', 'd2']) {
-          const defaults = [...truth.values()].filter((c) => c.isDefault && c.driver === driver).length;
-          if (defaults > 1) return false;
+        for (const s of steps) {
+          if (s.op === 'sync') {
+            index.replaceAll(
+              'VolumeSnapshotClass',
+              [...truth].map(([name, c]) => manifest(name, c.driver, c.isDefault)),
+            );
+            continue;
+          }
+          const current = truth.get(s.name);
+          if (s.op === 'delete') {
+            truth.delete(s.name);
+            continue;
+          }
+          if ((s.op === 'create') !== (current === undefined)) continue; // create of an existing name, or update of a missing one
+          const review = admissionReview(SNAPSHOT_CLASS_V1, {
+            operation: s.op === 'create' ? 'CREATE' : 'UPDATE',
+            object: manifest(s.name, s.driver, s.isDefault),
+            oldObject: current === undefined ? undefined : manifest(s.name, current.driver, current.isDefault),
+          });
+          if ((await reviewAdmission(review, deps)).decision.allowed)
+            truth.set(s.name, { driver: s.driver, isDefault: s.isDefault });
+          for (const driver of ['d1', 'd2']) {
+            const defaults = [...truth.values()].filter((c) => c.isDefault && c.driver === driver).length;
+            if (defaults > 1) return false;
+          }
         }
-      }
-      return true;
-    }),
-    params,
+        return true;
+      }),
+      params,
+    ),
+    'the property holds',
   );
-  t.pass();
 });

@@ -141,8 +141,14 @@ t.test('drain waits for the claims in flight, and for nothing when there are non
   await agreement.drain().then(() => order.push('drained'));
   await Promise.all(claims);
   t.same(order, ['claimed gold: recorded', 'claimed x: recorded', 'drained']);
-  await agreement.drain();
-  t.pass('an idle agreement drains at once');
+  await t.resolves(agreement.drain(), 'drained again: its Leases released once more');
+  // A replica that never claimed: drained before a macrotask runs, so no timer or claim is waited for.
+  const idle = replica(new MemoryLeases()).agreement;
+  const first = await Promise.race([
+    idle.drain().then(() => 'drained'),
+    new Promise<string>((resolve) => setImmediate(() => resolve('still waiting'))),
+  ]);
+  t.equal(first, 'drained', 'an idle agreement drains at once');
 });
 
 t.test('dry runs read and never write', async (t) => {

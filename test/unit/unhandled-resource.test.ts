@@ -28,6 +28,13 @@ const CASES = [
     target: { group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps' },
     warning: 'snapshot-webhook does not check configmaps.v1; allowed unchecked',
   },
+  {
+    // The request names the resource: its length is the request's, so the warning keeps the first 68 characters,
+    // and the warning fits the 119 characters of BOUNDS.warningChars whole.
+    name: 'a resource name over the bound',
+    target: { group: 'example.com', version: 'v1', kind: 'Long', resource: 'r'.repeat(300) },
+    warning: `snapshot-webhook does not check ${'r'.repeat(68)}; allowed unchecked`,
+  },
 ];
 
 for (const { name, target, warning } of CASES) {
