@@ -88,7 +88,7 @@ export interface ClaimWanted {
   readonly resourceVersion: string;
 }
 
-export type ClaimAnswer =
+export type BookAnswer =
   /** The claim may be taken: write `book` (pruned, with the new claim) over the Lease. */
   | { readonly outcome: 'take'; readonly book: ClaimBook }
   /** Another class holds the driver; `appeared`: the local cache has seen that class at all. */
@@ -121,7 +121,7 @@ export function claimStands(claim: Claim, driver: string, now: number, cache: Ca
  * Decide a wanted claim against the book read from the Lease. `now` is the apiserver's clock; `cache` is the
  * local, synced cache. Claims older than the window are pruned on every write: the cache answers for them.
  */
-export function decideClaim(book: ClaimBook, wanted: ClaimWanted, now: number, cache: CacheView): ClaimAnswer {
+export function decideClaim(book: ClaimBook, wanted: ClaimWanted, now: number, cache: CacheView): BookAnswer {
   const key = driverKey(wanted.driver);
   const held = book.get(key);
   if (held !== undefined && held.class !== wanted.class && claimStands(held, wanted.driver, now, cache)) {

@@ -56,7 +56,7 @@ export interface AgreementOptions {
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from the apiserver within ${CLAIM_BUDGET_MS} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`no answer from the apiserver within ${Math.round(ms)} ms`)), ms);
   });
   try {
     return await Promise.race([promise, late]);

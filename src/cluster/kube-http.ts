@@ -7,7 +7,7 @@ import { BOUNDS } from '../limits/bounds.js';
 /**
  * A plain JSON request to the apiserver, authenticated by client-node's KubeConfig (TLS, tokens, exec
  * plugins). Used instead of client-node's generated API classes: those pull in every Kubernetes model, memory for
- * the few calls we make (docs/benchmarks.md, "Where the memory goes").
+ * the calls we make (docs/benchmarks.md, "Where the memory goes").
  */
 export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   return (await kubeExchange<T>(kc, method, path, body)).body;

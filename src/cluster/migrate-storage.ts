@@ -2,24 +2,19 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { GROUP_SNAPSHOT_API } from '../classes/class-kinds.js';
 import { ApiserverError } from './apiserver-error.js';
 import { kubeExchange } from './kube-http.js';
+import { listPages } from './list-snapshot-objects.js';
 
-/** The group snapshot CRDs, by plural: every object of each is rewritten at the CRD's storage version. */
-export const GROUP_SNAPSHOT_PLURALS = [
-  'volumegroupsnapshots',
-  'volumegroupsnapshotcontents',
-  'volumegroupsnapshotclasses',
-] as const;
-/** Objects per list page: the apiserver's own default page for kubectl is 500. */
-const PAGE = 500;
+/** The group snapshot CRDs, by plural, with their kinds: every object of each is rewritten at the storage version. */
+const GROUP_SNAPSHOT_KINDS = {
+  volumegroupsnapshots: 'VolumeGroupSnapshot',
+  volumegroupsnapshotcontents: 'VolumeGroupSnapshotContent',
+  volumegroupsnapshotclasses: 'VolumeGroupSnapshotClass',
+} as const;
+export const GROUP_SNAPSHOT_PLURALS = Object.keys(GROUP_SNAPSHOT_KINDS) as (keyof typeof GROUP_SNAPSHOT_KINDS)[];
 
 interface Crd {
   spec: { versions: { name: string; storage: boolean }[] };
   status?: { storedVersions?: string[] };
-}
-
-interface ObjectList {
-  metadata: { continue?: string };
-  items: { metadata: { name: string; namespace?: string } }[];
 }
 
 /** What one CRD's migration did. */
@@ -38,7 +33,7 @@ export interface Migrated {
  * deleted meanwhile is skipped. Any other failure stops before status.storedVersions is trimmed, so a failed run
  * leaves the CRD as it was and can be run again.
  */
-export async function migrateStorage(kc: KubeConfig, plural: string): Promise<Migrated> {
+export async function migrateStorage(kc: KubeConfig, plural: (typeof GROUP_SNAPSHOT_PLURALS)[number]): Promise<Migrated> {
   const group = GROUP_SNAPSHOT_API.group;
   const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${plural}.${group}`;
   const crd = (await kubeExchange<Crd>(kc, 'GET', crdPath)).body;
@@ -46,13 +41,12 @@ export async function migrateStorage(kc: KubeConfig, plural: string): Promise<Mi
   if (storage === undefined) throw new Error(`${plural}.${group} has no storage version`);
   const storedBefore = crd.status?.storedVersions ?? [];
   let rewritten = 0;
-  let next: string | undefined = '';
-  while (next !== undefined) {
-    const query = `?limit=${PAGE}${next === '' ? '' : `&continue=${encodeURIComponent(next)}`}`;
-    const page: ObjectList = (await kubeExchange<ObjectList>(kc, 'GET', `/apis/${group}/${storage}/${plural}${query}`)).body;
-    for (const item of page.items) if (await rewrite(kc, `/apis/${group}/${storage}`, plural, item.metadata)) rewritten += 1;
-    next = page.metadata.continue === undefined || page.metadata.continue === '' ? undefined : page.metadata.continue;
-  }
+  const target = { group, version: storage, resource: plural, kind: GROUP_SNAPSHOT_KINDS[plural] };
+  for await (const page of listPages(kc, target))
+    for (const item of page) {
+      const metadata = item.metadata as { name: string; namespace?: string };
+      if (await rewrite(kc, `/apis/${group}/${storage}`, plural, metadata)) rewritten += 1;
+    }
   await kubeExchange(kc, 'PATCH', `${crdPath}/status`, { status: { storedVersions: [storage] } });
   return { plural, storage, rewritten, storedBefore };
 }

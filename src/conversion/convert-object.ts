@@ -1,3 +1,4 @@
+import { GROUP_SNAPSHOT_API } from '../classes/class-kinds.js';
 import { BOUNDS } from '../limits/bounds.js';
 /**
  * CRD conversion for the group snapshot API (groupsnapshot.storage.k8s.io v1beta1, v1beta2, v1). Only
@@ -5,7 +6,7 @@ import { BOUNDS } from '../limits/bounds.js';
  * ({volumeHandle, snapshotHandle}), v1beta2 and v1 list `volumeSnapshotInfoList` (also creationTime, readyToUse,
  * restoreSize). Going down to v1beta1 keeps the full list in an annotation, so the way back loses nothing.
  */
-export const GROUP = 'groupsnapshot.storage.k8s.io';
+export const GROUP = GROUP_SNAPSHOT_API.group;
 export const CONVERSION_VERSIONS = ['v1beta1', 'v1beta2', 'v1'] as const;
 export const CONVERSION_KINDS = ['VolumeGroupSnapshot', 'VolumeGroupSnapshotContent', 'VolumeGroupSnapshotClass'] as const;
 export const INFO_LIST_ANNOTATION = 'groupsnapshot.storage.kubernetes.io/volume-snapshot-info-list';

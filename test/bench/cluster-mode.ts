@@ -3,7 +3,7 @@
 // (test/e2e/as-a-pod.ts): the shipped ServiceAccount's token at the kubelet's path and the in-cluster environment,
 // no kubeconfig. Prints one JSON line.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -14,9 +14,25 @@ import { installCrds, untilServedFromCache } from '../e2e/crds.js';
 import { freePort, stopAll, waitFor } from '../e2e/processes.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { httpsGet } from '../e2e/webhook.js';
+import { requestMix } from './mix.mjs';
+import { peakRssMb, runLoad } from './servers.mjs';
 
-/** From run.mjs: runs, and the upstream webhook's binary. */
-const settings = JSON.parse(process.argv[2] ?? '{}') as { runs?: number; upstream?: string };
+interface LoadResult {
+  readonly latency: { readonly p99: number };
+}
+
+/**
+ * From run.mjs: runs, and the upstream webhook's binary; or, for `npm run bench -- --profiles`, the runtime
+ * settings to compare (ours only, each with that environment over the Deployment's) and the rate of the load that
+ * follows the idle reading: the matched mix at `rate` requests/s, then 10 s at saturation, for the p99 at that
+ * rate and the peak RSS.
+ */
+const settings = JSON.parse(process.argv[2] ?? '{}') as {
+  runs?: number;
+  upstream?: string;
+  profiles?: { name: string; env: Record<string, string> }[];
+  rate?: number;
+};
 const runs = settings.runs ?? 3;
 
 interface Variant {
@@ -33,7 +49,14 @@ const UPSTREAM_CERTS = '/etc/snapshot-validation-webhook/certs';
  * its example Deployment mounts them (its in-cluster config reads the same token). Both under the Deployment's
  * security settings.
  */
-const VARIANTS: Variant[] = [
+const withEnv = (container: PodContainer, env: Record<string, string>): PodContainer => ({
+  ...container,
+  env: { ...container.env, ...env },
+});
+const VARIANTS: Variant[] = settings.profiles?.map((p) => ({
+  name: p.name,
+  container: (port: number, certDir: string) => withEnv(shippedContainer(certDir, port), p.env),
+})) ?? [
   { name: 'ours', container: (port, certDir) => shippedContainer(certDir, port) },
   ...(settings.upstream === undefined
     ? []
@@ -91,6 +114,8 @@ try {
     });
   }
   const identity = await podIdentity(cluster, dir);
+  const bodiesFile = join(dir, 'matched-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(requestMix('matched')));
   const certDir = join(dir, 'certs');
   await ensureDevCerts(certDir);
   const ca = readFileSync(devCertPaths(certDir).caFile);
@@ -98,6 +123,8 @@ try {
   for (const variant of VARIANTS) {
     const rss: number[] = [];
     const ready: number[] = [];
+    const p99: number[] = [];
+    const peak: number[] = [];
     for (let run = 0; run < runs; run++) {
       const port = await freePort();
       const started = performance.now();
@@ -112,6 +139,13 @@ try {
         highest = Math.max(highest, rssMb(child.pid as number));
       }
       rss.push(highest);
+      if (settings.rate !== undefined) {
+        const load = { url: `https://localhost:${port}/validate`, ca: devCertPaths(certDir).caFile, bodies: bodiesFile };
+        const edge = (await runLoad({ ...load, connections: 4, duration: 30, rate: settings.rate })) as LoadResult;
+        await runLoad({ ...load, connections: 100, warmup: 2, duration: 10 });
+        p99.push(edge.latency.p99);
+        peak.push(peakRssMb(child.pid as number));
+      }
       process.kill(child.pid as number, 'SIGTERM');
       await new Promise((r) => child.once('exit', r));
       start.cgroup.remove();
@@ -120,9 +154,15 @@ try {
       variant: variant.name,
       rssMb: { median: median(rss), min: Math.min(...rss), max: Math.max(...rss) },
       startToReadyMs: { median: median(ready), min: Math.min(...ready), max: Math.max(...ready) },
+      ...(settings.rate === undefined
+        ? {}
+        : {
+            p99AtRateMs: { median: median(p99), min: Math.min(...p99), max: Math.max(...p99) },
+            peakRssMb: { median: median(peak), min: Math.min(...peak), max: Math.max(...peak) },
+          }),
     });
   }
-  console.log(JSON.stringify({ classes: 100, idleSeconds: IDLE_S, variants: results }));
+  console.log(JSON.stringify({ classes: 100, idleSeconds: IDLE_S, rate: settings.rate, variants: results }));
 } finally {
   await cluster.stop();
   stopAll();

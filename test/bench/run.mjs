@@ -10,6 +10,7 @@
 //   --before DIR     also measure an earlier build: DIR/dist/bundle/main.js, run by --before-node (default `node`)
 //                    with --before-node-options (default: the Deployment's NODE_OPTIONS and GLIBC_TUNABLES; given,
 //                    that NODE_OPTIONS alone); `--before .` with other NODE_OPTIONS compares settings in one run
+//   --profiles       only the runtime profiles of one node against the cluster's (profiles.mjs), in cluster mode
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     before: { type: 'string' },
     'before-node': { type: 'string' },
     'before-node-options': { type: 'string' },
+    profiles: { type: 'boolean' },
   },
 });
 
@@ -52,6 +54,16 @@ reexecInNetns((why) => {
   check(false, why);
   summary('bench');
 });
+
+if (values.profiles === true) {
+  const { runProfiles } = await import('./profiles.mjs');
+  console.log(
+    runProfiles(Number(values.runs ?? 3), [
+      { name: 'old space 40 MB, semi-space 1 MB', env: { NODE_OPTIONS: '--max-old-space-size=40 --max-semi-space-size=1' } },
+    ]),
+  );
+  process.exit(0);
+}
 
 const smoke = values.smoke === true;
 const runs = Number(values.runs ?? (smoke ? 1 : 5));

@@ -1,6 +1,9 @@
 // What manifests/base/deployment.yaml says about how the server runs: the suites, the fuzzer and the bench run it
 // the same way, read from the manifest (never copied), so a change there is what they measure.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 
@@ -82,4 +85,25 @@ export function memoryLimitMb() {
 /** How long the kubelet waits after SIGTERM before SIGKILL (terminationGracePeriodSeconds), in ms. */
 export function gracePeriodMs() {
   return deploymentPod().terminationGracePeriodSeconds * 1000;
+}
+
+/**
+ * The container's own environment values as the base renders with these components of manifests/components
+ * (kubectl kustomize): what a profile such as `single-node` runs with.
+ */
+export function renderedEnv(components) {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-render-'));
+  try {
+    const at = (path) => relative(dir, fileURLToPath(new URL(`../../${path}`, import.meta.url)));
+    const kustomization = {
+      resources: [at('manifests/base')],
+      components: components.map((c) => at(`manifests/components/${c}`)),
+    };
+    writeFileSync(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
+    const docs = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJS());
+    const env = docs.find((d) => d?.kind === 'Deployment').spec.template.spec.containers[0].env;
+    return Object.fromEntries(env.filter((e) => typeof e.value === 'string').map((e) => [e.name, e.value]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,3 +1,4 @@
+import { GROUP_SNAPSHOT_API } from '../../classes/class-kinds.js';
 import type { VolumeSnapshot } from '../../schemas/types.js';
 import { exactlyOneOnCreate, field, immutable, notEmptyString, type Check } from '../checks.js';
 import { classExistsWarning } from '../class-exists.js';
@@ -13,7 +14,9 @@ const className = field<VolumeSnapshot>('Spec.VolumeSnapshotClassName', (s) => s
 const IN_GROUP_FINALIZER = 'snapshot.storage.kubernetes.io/volumesnapshot-in-group-protection';
 
 /** The owner's apiVersion: the group API version the controller reads (v8.2: v1beta1, v8.4: v1beta2, v8.6: v1). */
-const GROUP_OWNER_VERSION = /^groupsnapshot\.storage\.k8s\.io\/(v1beta1|v1beta2|v1)$/;
+const GROUP_OWNER_VERSIONS: ReadonlySet<string> = new Set(
+  (['v1beta1', 'v1beta2', 'v1'] as const).map((v) => `${GROUP_SNAPSHOT_API.group}/${v}`),
+);
 
 /** The member's name: `snapshot-` and the hex SHA-256 of the group's uid and the volume handle. */
 const MEMBER_NAME = /^snapshot-[0-9a-f]{64}$/;
@@ -43,7 +46,7 @@ function isGroupMember(snapshot: VolumeSnapshot): boolean {
       return (
         owner?.kind === 'VolumeGroupSnapshot' &&
         typeof owner.apiVersion === 'string' &&
-        GROUP_OWNER_VERSION.test(owner.apiVersion) &&
+        GROUP_OWNER_VERSIONS.has(owner.apiVersion) &&
         nonEmpty(owner.name) &&
         nonEmpty(owner.uid)
       );
