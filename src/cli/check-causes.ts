@@ -1,3 +1,5 @@
+import type { WriteAnswer } from '../cluster/live-check-api.js';
+
 /**
  * Why a probe of the default-class rule did not come back denied: the apiserver's answer to a dry-run second
  * default read as one cause, with the line `snapshot-webhook check` prints for it. Pure: the command and its tests
@@ -23,10 +25,6 @@ export interface Cause {
   readonly cause: CauseId;
   readonly message: string;
 }
-
-/** What a dry-run second default got from the apiserver. */
-export type ProbeAnswer =
-  { readonly admitted: true } | { readonly admitted: false; readonly status: number | undefined; readonly message: string };
 
 /**
  * The default-class rule's denials: another default exists (the webhook, upstream's webhook and the policy word it
@@ -62,7 +60,7 @@ function callFailure(message: string): Cause {
  * The cause of a probe's answer, or undefined when the answer proves the rule live (a denial with the rule's
  * message). `registered` says whether any webhook or policy is registered for class writes.
  */
-export function probeCause(answer: ProbeAnswer, registered: boolean): Cause | undefined {
+export function probeCause(answer: WriteAnswer, registered: boolean): Cause | undefined {
   if (answer.admitted)
     return registered
       ? {

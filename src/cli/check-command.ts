@@ -63,11 +63,11 @@ export async function runChecks(
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const deadline = now() + options.waitMs;
-  const suffix = `${now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+  const run = `${now().toString(36)}-${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
   for (let tries = 1; ; tries += 1) {
     let result: CheckResult;
     try {
-      result = await checkOnce(cluster, `snapshot-webhook-check-${suffix}`);
+      result = await checkOnce(cluster, run);
     } catch (error) {
       result = {
         live: false,

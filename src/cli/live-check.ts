@@ -1,6 +1,6 @@
 import { CLASS_KIND_FACTS } from '../classes/class-kinds.js';
-import type { CheckClass, CheckCluster } from '../cluster/live-check-api.js';
-import { probeCause, type Cause, type ProbeAnswer } from './check-causes.js';
+import type { CheckClass, CheckCluster, WriteAnswer } from '../cluster/live-check-api.js';
+import { probeCause, type Cause } from './check-causes.js';
 
 /** One try of `snapshot-webhook check`: live, or each cause found. */
 export interface CheckResult {
@@ -12,7 +12,7 @@ export interface CheckResult {
   readonly driver?: string;
 }
 
-const { defaultAnnotation } = CLASS_KIND_FACTS.VolumeSnapshotClass;
+const { group, defaultAnnotation } = CLASS_KIND_FACTS.VolumeSnapshotClass;
 /**
  * The driver of the class a check makes when the cluster has no default class: no CSI driver is called so
  * (`.invalid`, RFC 2606), and one per run, so that a run does not meet the claim an earlier run left for 15 s.
@@ -21,7 +21,7 @@ export const checkDriver = (run: string): string => `${run}.check.snapshot-webho
 const SNAPSHOT_CRD = 'volumesnapshots.snapshot.storage.k8s.io';
 
 const defaultClass = (name: string, driver: string): CheckClass & Record<string, unknown> => ({
-  apiVersion: 'snapshot.storage.k8s.io/v1',
+  apiVersion: `${group}/v1`,
   kind: 'VolumeSnapshotClass',
   metadata: {
     name,
@@ -33,26 +33,27 @@ const defaultClass = (name: string, driver: string): CheckClass & Record<string,
 });
 
 interface Probe {
-  readonly answer: ProbeAnswer;
+  readonly answer: WriteAnswer;
   readonly driver: string;
   readonly cleanup?: Cause;
 }
 
 /**
  * A second default, as a dry run: for the driver of a default that exists, or, on a cluster with none, for a
- * driver of its own after a first default made for it (deleted before the probe returns).
+ * driver of its own after a first default made for it (deleted before the probe returns). `run` names both.
  */
-async function probe(cluster: CheckCluster, name: string): Promise<Probe> {
+async function probe(cluster: CheckCluster, run: string): Promise<Probe> {
+  const name = `snapshot-webhook-check-${run}`;
   const existing = (await cluster.listClasses()).find(
     (c) => c.metadata.annotations?.[defaultAnnotation] === 'true' && typeof c.driver === 'string' && c.driver !== '',
   );
   if (existing?.driver !== undefined)
     return { answer: await cluster.createClass(defaultClass(name, existing.driver), true), driver: existing.driver };
-  const driver = checkDriver(name.replace(/^snapshot-webhook-check-/, ''));
+  const driver = checkDriver(run);
   const first = defaultClass(`${name}-first`, driver);
   const made = await cluster.createClass(first, false);
   if (!made.admitted) return { answer: made, driver };
-  let answer: ProbeAnswer | undefined;
+  let answer: WriteAnswer | undefined;
   let cleanup: Cause | undefined;
   try {
     answer = await cluster.createClass(defaultClass(name, driver), true);
@@ -71,9 +72,10 @@ async function probe(cluster: CheckCluster, name: string): Promise<Probe> {
 
 /**
  * One try: the CRDs, then what the registrations expect of them, then the probe. Every cause found is listed; the
- * rule is live only when the probe was denied with the rule's message and nothing else is wrong.
+ * rule is live only when the probe was denied with the rule's message and nothing else is wrong. `run` names the
+ * classes the probe makes and its driver: one per run of the command, the same for each of its tries.
  */
-export async function checkOnce(cluster: CheckCluster, name: string): Promise<CheckResult> {
+export async function checkOnce(cluster: CheckCluster, run: string): Promise<CheckResult> {
   if (!(await cluster.classesServed()))
     return {
       live: false,
@@ -99,7 +101,7 @@ export async function checkOnce(cluster: CheckCluster, name: string): Promise<Ch
   const conversion = await cluster.conversionFailure();
   if (conversion !== undefined)
     causes.push({ cause: 'conversion', message: `conversion is wired on the group snapshot CRDs but fails: ${conversion}` });
-  const { answer, driver, cleanup } = await probe(cluster, name);
+  const { answer, driver, cleanup } = await probe(cluster, run);
   if (cleanup !== undefined) causes.push(cleanup);
   const cause = probeCause(answer, registrations.registered);
   if (cause !== undefined) causes.unshift(cause);

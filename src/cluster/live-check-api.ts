@@ -72,19 +72,20 @@ export function checkCluster(kc: KubeConfig): CheckCluster {
       return { admitted: false, status, message: (error as Error).message.replace(/^POST \S+: HTTP \d+: /, '') };
     }
   };
+  /** A GET that answers undefined where the apiserver answers 404 (a group, kind or CRD not installed). */
+  const getIfFound = <T>(path: string): Promise<T | undefined> =>
+    get<T>(path).catch((error: unknown) => {
+      if (statusOf(error) === 404) return undefined;
+      throw error;
+    });
   const crd = (name: string) =>
-    get<{ spec: { versions: CrdVersion[]; conversion?: { strategy?: string } } }>(
+    getIfFound<{ spec: { versions: CrdVersion[]; conversion?: { strategy?: string } } }>(
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
     );
   return {
     async classesServed() {
-      try {
-        const list = await get<{ resources: { name: string }[] }>(`/apis/${group}/v1`);
-        return list.resources.some((r) => r.name === resource);
-      } catch (error) {
-        if (statusOf(error) === 404) return false;
-        throw error;
-      }
+      const list = await getIfFound<{ resources: { name: string }[] }>(`/apis/${group}/v1`);
+      return list?.resources.some((r) => r.name === resource) ?? false;
     },
     async listClasses() {
       return (await get<{ items: CheckClass[] }>(CLASSES)).items;
@@ -105,35 +106,20 @@ export function checkCluster(kc: KubeConfig): CheckCluster {
       const matching = hooks.items.flatMap((c) => c.webhooks ?? []).filter((w) => (w.rules ?? []).some(covers));
       // The policy-only overlay: a binding of a policy whose match covers class creates (the API exists from 1.30).
       type Policy = { spec?: { matchConstraints?: { resourceRules?: Rule[] } } };
-      const policies = await get<{ items: Policy[] }>('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies').catch(
-        (error: unknown) => {
-          if (statusOf(error) === 404) return { items: [] };
-          throw error;
-        },
-      );
-      const policy = policies.items.some((p) => (p.spec?.matchConstraints?.resourceRules ?? []).some(covers));
+      const policies = await getIfFound<{ items: Policy[] }>('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies');
+      const policy = (policies?.items ?? []).some((p) => (p.spec?.matchConstraints?.resourceRules ?? []).some(covers));
       return {
         registered: matching.length > 0 || policy,
         withMatchConditions: [...new Set(matching.filter((w) => (w.matchConditions ?? []).length > 0).map((w) => w.name))],
       };
     },
     async crdHasCel(name) {
-      try {
-        return JSON.stringify((await crd(name)).spec).includes('"x-kubernetes-validations"');
-      } catch (error) {
-        if (statusOf(error) === 404) return undefined;
-        throw error;
-      }
+      const found = await crd(name);
+      return found === undefined ? undefined : JSON.stringify(found.spec).includes('"x-kubernetes-validations"');
     },
     async conversionFailure() {
-      let spec;
-      try {
-        spec = (await crd(`${GROUP_CLASSES.resource}.${GROUP_CLASSES.group}`)).spec;
-      } catch (error) {
-        if (statusOf(error) === 404) return undefined;
-        throw error;
-      }
-      if (spec.conversion?.strategy !== 'Webhook') return undefined;
+      const spec = (await crd(`${GROUP_CLASSES.resource}.${GROUP_CLASSES.group}`))?.spec;
+      if (spec?.conversion?.strategy !== 'Webhook') return undefined;
       // A create at a served version other than the stored one is converted before it is stored (dry run: not stored).
       const other = spec.versions.find((v) => v.served && !v.storage);
       if (other === undefined) return undefined;
@@ -148,5 +134,3 @@ export function checkCluster(kc: KubeConfig): CheckCluster {
     },
   };
 }
-
-/** Why the apiserver could not be asked at all, for the `apiserver` cause. */

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
+import { docBlocks } from '../helpers/doc-blocks.js';
 
 const ROOT = resolve('.');
-const page = readFileSync('docs/microshift.md', 'utf8');
-const [layout = '', offline = ''] = [...page.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map(([, block = '']) => block);
+const [layout = '', offline = ''] = docBlocks('microshift', 'The webhook on MicroShift');
 const work = mkdtempSync(join(tmpdir(), 'sw-device-layout-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
 cpSync(join(ROOT, 'manifests'), join(work, 'manifests'), { recursive: true, filter: (src) => !src.includes('/generated') });

@@ -4,18 +4,18 @@
 // later: the 1.20 registration has no matchConditions, so the cause cannot arise there and must not be reported),
 // conversion wired to a webhook that is gone; then live, with a default that exists and on a cluster with none
 // (check makes its own and deletes it), with --wait across a webhook that starts late, and -o json.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import t from 'tap';
 import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
+import { renderedManifests } from '../helpers/deployment.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, readCrds, untilServedFromCache, wireConversion } from './crds.js';
 import { kube, UNTYPED_CRDS } from './kube.js';
-import { freePort, stopAll, waitFor } from './processes.js';
+import { freePort, runToEnd, stopAll, waitFor, type Finished } from './processes.js';
 import { DRIVER, klass, snapshotObjects, VSCLASS } from './snapshot-objects.js';
 import { registerWebhook, startWebhook, untilCalled, type TestWebhook } from './webhook.js';
 import { kubectlOn } from './outside-a-pod.js';
@@ -35,22 +35,11 @@ t.teardown(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The check command as a script runs it: its exit status and output. */
-function check(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [MAIN, 'check', `--kubeconfig=${(cluster as TestCluster).kubeconfig}`, ...args], {
-      timeout: 120_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => {
-      // Each answer in the log, so a run shows the lines each release's apiserver words.
-      t.comment(`check ${args.join(' ')} -> ${status}: ${stdout.trim()}`);
-      done({ status, stdout, stderr });
-    });
-  });
+/** The check command as a script runs it: its exit status and output, each answer in the log (what each release words). */
+async function check(...args: string[]): Promise<Finished> {
+  const r = await runToEnd(process.execPath, [MAIN, 'check', `--kubeconfig=${(cluster as TestCluster).kubeconfig}`, ...args]);
+  t.comment(`check ${args.join(' ')} -> ${r.status}: ${r.stdout.trim()}`);
+  return r;
 }
 
 /** Waits until the apiserver uses the configuration just registered (a new one takes a moment to apply). */
@@ -125,16 +114,9 @@ t.test('a webhook that accepts and never answers: the timeout cause', async (t) 
 
 t.test("the base's registration with no Service behind it: the no-endpoint cause", async (t) => {
   kubectl('delete', 'validatingwebhookconfiguration', '--all');
-  const use = join(dir, 'base-as-shipped');
-  mkdirSync(use);
-  const components = kube.components.map((c) => relative(use, resolve('manifests/components', c)));
-  writeFileSync(
-    join(use, 'kustomization.yaml'),
-    JSON.stringify({ resources: [relative(use, resolve('manifests/base'))], components }),
-  );
-  const rendered = kubectlOn(cluster as TestCluster, ['kustomize', use]).stdout;
-  const list = rendered.split(/^---$/m).filter((d) => /kind: ValidatingWebhookConfiguration/.test(d));
-  for (const doc of list) t.equal(kubectlOn(cluster as TestCluster, ['create', '-f', '-'], doc).status, 0);
+  const configs = renderedManifests(kube.components).filter((d) => d.kind === 'ValidatingWebhookConfiguration');
+  for (const config of configs)
+    t.equal(kubectlOn(cluster as TestCluster, ['create', '-f', '-'], JSON.stringify(config)).status, 0);
   const r = await settled(/no ready endpoint/);
   t.equal(r.status, 1);
   t.match(

@@ -12,7 +12,7 @@ import { parseLossless } from '../../src/conversion/lossless-json.js';
 import { findUpstreamCrds } from '../helpers/tools.mjs';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, storeV1, wireConversion } from './crds.js';
-import { docBlocks } from './doc-blocks.js';
+import { docBlocks } from '../helpers/doc-blocks.js';
 import { stopAll, waitFor } from './processes.js';
 import { startWebhook, type TestWebhook } from './webhook.js';
 

@@ -4,7 +4,7 @@
 // boot counter), `microshift healthcheck` (records its arguments and exits as told: the suite has no kubelet), and
 // `podman run IMAGE check ...`, which runs the same bundle's `check` with the mounted kubeconfig's host path (the
 // image itself is run by `npm run test:image`). What this cannot run: greenboot itself, a reboot and a rollback.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -12,7 +12,7 @@ import t from 'tap';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds, untilServedFromCache } from './crds.js';
-import { freePort, stopAll, waitFor } from './processes.js';
+import { freePort, runToEnd, stopAll, waitFor } from './processes.js';
 import { DRIVER, klass, snapshotObjects, VSCLASS } from './snapshot-objects.js';
 import { registerWebhook, startWebhook, untilCalled, type TestWebhook } from './webhook.js';
 
@@ -62,7 +62,7 @@ function writeShims(): void {
 }
 
 /** The script as greenboot runs it, with the device's settings file and MicroShift's functions. */
-function runCheck(
+async function runCheck(
   settings: Record<string, string>,
   env: Record<string, string> = {},
 ): Promise<{ status: number | null; output: string }> {
@@ -74,25 +74,19 @@ function runCheck(
       .join(''),
   );
   for (const log of Object.values(logs)) writeFileSync(log, '');
-  return new Promise((done) => {
-    const child = spawn('bash', [SCRIPT], {
-      env: {
-        PATH: `${shims}${delimiter}${process.env.PATH ?? ''}`,
-        SNAPSHOT_WEBHOOK_GREENBOOT_ENV: file,
-        MICROSHIFT_GREENBOOT_FUNCTIONS: FUNCTIONS,
-        MICROSHIFT_WAIT_TIMEOUT_SEC: '60',
-        ...env,
-      },
-      timeout: 150_000,
-    });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('close', (status) => {
-      t.comment(`greenboot check -> ${status}: ${output.trim()}`);
-      done({ status, output });
-    });
+  const r = await runToEnd('bash', [SCRIPT], {
+    env: {
+      PATH: `${shims}${delimiter}${process.env.PATH ?? ''}`,
+      SNAPSHOT_WEBHOOK_GREENBOOT_ENV: file,
+      MICROSHIFT_GREENBOOT_FUNCTIONS: FUNCTIONS,
+      MICROSHIFT_WAIT_TIMEOUT_SEC: '60',
+      ...env,
+    },
+    timeoutMs: 150_000,
   });
+  const output = `${r.stdout}${r.stderr}`;
+  t.comment(`greenboot check -> ${r.status}: ${output.trim()}`);
+  return { status: r.status, output };
 }
 
 const read = (log: string): string => readFileSync(log, 'utf8').trim();

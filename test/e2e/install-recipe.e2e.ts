@@ -6,7 +6,7 @@
 // after the server made the default-class Leases in the namespace, and a list of what is left. The suite has no
 // namespace controller, so a stand-in does its last step only: once the Namespace is terminating, it records what is
 // still in it and then finalizes it, as the controller would after deleting that.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -16,9 +16,10 @@ import { CLASS_KIND_FACTS } from '../../src/classes/class-kinds.js';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
 import { ask } from './direct-review.js';
-import { docBlocks } from './doc-blocks.js';
+import { docBlocks } from '../helpers/doc-blocks.js';
 import { kube } from './kube.js';
-import { stopAll, waitFor } from './processes.js';
+import { kubectlOn } from './outside-a-pod.js';
+import { runToEnd, stopAll, waitFor } from './processes.js';
 import { startWebhook, type TestWebhook } from './webhook.js';
 
 const ROOT = resolve('.');
@@ -60,19 +61,14 @@ function writeShims(): void {
  * Runs a pasted block in the checkout copy against the test cluster, without blocking the event loop (the
  * namespace stand-in below runs meanwhile).
  */
-function paste(block: string): Promise<{ status: number | null; output: string }> {
+async function paste(block: string): Promise<{ status: number | null; output: string }> {
   const env = {
     ...process.env,
     KUBECONFIG: (cluster as TestCluster).kubeconfig,
     PATH: `${shims}${delimiter}${process.env.PATH ?? ''}`,
   };
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', block], { cwd: checkout, env, timeout: 120_000 });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('close', (status) => resolve({ status, output }));
-  });
+  const r = await runToEnd('bash', ['-euo', 'pipefail', '-c', block], { cwd: checkout, env });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
 let kc: KubeConfig;
@@ -142,28 +138,17 @@ t.test('the plain-cluster recipe, pasted: the image named, the certificates serv
   t.same(await failurePolicies(), ['Fail', 'Fail'], 'applied again: Fail');
 });
 
+/** kubectl against the test cluster; its output, or a thrown error naming what failed. */
+function kubectlOut(...args: string[]): string {
+  const r = kubectlOn(cluster as TestCluster, args);
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Everything in the namespace, by every namespaced kind the apiserver lists. */
 function namespaceContents(): string[] {
-  const kinds = execFileSync(
-    'kubectl',
-    [
-      `--kubeconfig=${(cluster as TestCluster).kubeconfig}`,
-      'api-resources',
-      '--namespaced=true',
-      '--verbs=list,delete',
-      '-o',
-      'name',
-    ],
-    { encoding: 'utf8' },
-  )
-    .trim()
-    .split('\n')
-    .join(',');
-  return execFileSync(
-    'kubectl',
-    [`--kubeconfig=${(cluster as TestCluster).kubeconfig}`, 'get', kinds, '-n', NAMESPACE, '-o', 'name', '--ignore-not-found'],
-    { encoding: 'utf8' },
-  )
+  const kinds = kubectlOut('api-resources', '--namespaced=true', '--verbs=list,delete', '-o', 'name').trim().split('\n');
+  return kubectlOut('get', kinds.join(','), '-n', NAMESPACE, '-o', 'name', '--ignore-not-found')
     .split('\n')
     .filter((line) => line !== '');
 }
@@ -231,11 +216,10 @@ t.test("docs/install.md's removal for a pod, twice after the recipe: exits 0, an
   );
   const project = /snapshot-webhook|snapshot\.storage\.k8s\.io/;
   for (const kind of ['validatingwebhookconfigurations', 'clusterroles', 'clusterrolebindings']) {
-    const names = execFileSync('kubectl', [`--kubeconfig=${(cluster as TestCluster).kubeconfig}`, 'get', kind, '-o', 'name'], {
-      encoding: 'utf8',
-    });
     t.same(
-      names.split('\n').filter((n) => project.test(n)),
+      kubectlOut('get', kind, '-o', 'name')
+        .split('\n')
+        .filter((n) => project.test(n)),
       [],
       `no ${kind} of the project`,
     );

@@ -8,7 +8,7 @@ import t from 'tap';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type TestCluster } from './cluster.js';
 import { installCrds } from './crds.js';
-import { docBlocks } from './doc-blocks.js';
+import { docBlocks } from '../helpers/doc-blocks.js';
 import { installOutsideAPod, kubectlOn, registeredNames, secondDefaultDenied, type Run } from './outside-a-pod.js';
 import { stopAll, type Started } from './processes.js';
 import { DRIVER } from './snapshot-objects.js';

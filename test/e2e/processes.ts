@@ -58,6 +58,35 @@ export function startProcess(command: string, args: readonly string[], env: Node
   };
 }
 
+export interface Finished {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a command to its end without blocking the event loop (what else the test runs goes on meanwhile), bounded by
+ * `timeoutMs`, and killed by stopAll if the test ends first.
+ */
+export function runToEnd(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Finished> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 120_000 });
+    started.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (status) => {
+      started.delete(child);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 /** Whether a server can listen on 127.0.0.1:`port` now. */
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

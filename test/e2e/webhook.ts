@@ -1,19 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdmissionregistrationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { kube } from './kube.js';
 import { ensureDevCerts, devCertPaths } from '../../src/certs/dev-certs.js';
 import { freePort, startProcess, waitFor, type Started } from './processes.js';
-import { deploymentEnv } from '../helpers/deployment.mjs';
+import { deploymentEnv, renderedManifests } from '../helpers/deployment.mjs';
 import { baseEnv, withExactEnv } from '../helpers/exact-env.mjs';
 
 const MAIN = fileURLToPath(new URL('../../dist/bundle/main.js', import.meta.url));
-const MANIFESTS = fileURLToPath(new URL('../../manifests/', import.meta.url));
 
 export interface TestWebhook {
   readonly port: number;
@@ -90,28 +86,17 @@ export function webhookConfigurations(
   caBundle: string,
   components: readonly string[] = [],
 ): (Record<string, unknown> & { metadata: { name: string } })[] {
-  const dir = mkdtempSync(join(tmpdir(), 'sw-vwc-'));
-  try {
-    const all = [...kube.components, ...components].map((c) => relative(dir, join(MANIFESTS, 'components', c)));
-    writeFileSync(
-      join(dir, 'kustomization.yaml'),
-      JSON.stringify({ resources: [relative(dir, join(MANIFESTS, 'base'))], components: all }),
-    );
-    const rendered = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-    const configs = parseAllDocuments(rendered)
-      .map((d) => d.toJS() as { kind?: string; metadata: { name: string }; webhooks: WebhookEntry[] } & Record<string, unknown>)
-      .filter((d) => d.kind === 'ValidatingWebhookConfiguration');
-    if (configs.length === 0) throw new Error('the manifests render no ValidatingWebhookConfiguration');
-    return configs.map((config) => ({
-      ...config,
-      webhooks: config.webhooks.map((w) => ({
-        ...w,
-        clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
-      })),
-    }));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const configs = renderedManifests([...kube.components, ...components]).filter(
+    (d) => d.kind === 'ValidatingWebhookConfiguration',
+  ) as ({ metadata: { name: string }; webhooks: WebhookEntry[] } & Record<string, unknown>)[];
+  if (configs.length === 0) throw new Error('the manifests render no ValidatingWebhookConfiguration');
+  return configs.map((config) => ({
+    ...config,
+    webhooks: config.webhooks.map((w) => ({
+      ...w,
+      clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? '/validate'}`, caBundle },
+    })),
+  }));
 }
 
 /** Registers webhookConfigurations(...) with the apiserver, replacing any configuration of the same name. */

@@ -1,6 +1,7 @@
 // Types of deployment.mjs for the TypeScript suites.
 export declare function deploymentNodeOptions(): string;
 export declare function deploymentEnv(): Record<string, string>;
+export declare function renderedManifests(components: readonly string[]): ({ kind?: string } & Record<string, unknown>)[];
 export declare function renderedEnv(components: readonly string[]): Record<string, string>;
 export declare function deploymentArgs(paths: { cert: string; key: string } | undefined, port?: number | string): string[];
 export declare function memoryLimitMb(): number;

@@ -87,11 +87,8 @@ export function gracePeriodMs() {
   return deploymentPod().terminationGracePeriodSeconds * 1000;
 }
 
-/**
- * The container's own environment values as the base renders with these components of manifests/components
- * (kubectl kustomize): what a profile such as `single-node` runs with.
- */
-export function renderedEnv(components) {
+/** The base with these components of manifests/components, rendered by kubectl kustomize: its objects. */
+export function renderedManifests(components) {
   const dir = mkdtempSync(join(tmpdir(), 'sw-render-'));
   try {
     const at = (path) => relative(dir, fileURLToPath(new URL(`../../${path}`, import.meta.url)));
@@ -100,10 +97,15 @@ export function renderedEnv(components) {
       components: components.map((c) => at(`manifests/components/${c}`)),
     };
     writeFileSync(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
-    const docs = parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJS());
-    const env = docs.find((d) => d?.kind === 'Deployment').spec.template.spec.containers[0].env;
-    return Object.fromEntries(env.filter((e) => typeof e.value === 'string').map((e) => [e.name, e.value]));
+    return parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJS());
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The container's own environment values as the base renders with these components: what a profile such as
+ * `single-node` runs with. */
+export function renderedEnv(components) {
+  const env = renderedManifests(components).find((d) => d?.kind === 'Deployment').spec.template.spec.containers[0].env;
+  return Object.fromEntries(env.filter((e) => typeof e.value === 'string').map((e) => [e.name, e.value]));
 }

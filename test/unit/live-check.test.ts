@@ -47,7 +47,7 @@ const existing: CheckClass = { metadata: { name: 'fast', annotations: { [ANNOTAT
 
 t.test('a default exists: one dry run for its driver, nothing written', async (t) => {
   const { cluster, log } = fakeCluster({ classes: [existing] });
-  const result = await checkOnce(cluster, 'snapshot-webhook-check-x');
+  const result = await checkOnce(cluster, 'x');
   t.same(
     { live: result.live, driver: result.driver, causes: result.causes },
     { live: true, driver: 'd.example.com', causes: [] },
@@ -57,7 +57,7 @@ t.test('a default exists: one dry run for its driver, nothing written', async (t
 
 t.test('no default: a first default of its own, the dry run, then the first deleted', async (t) => {
   const { cluster, classes, log } = fakeCluster();
-  const result = await checkOnce(cluster, 'snapshot-webhook-check-x');
+  const result = await checkOnce(cluster, 'x');
   t.ok(result.live);
   t.equal(result.driver, 'x.check.snapshot-webhook.invalid');
   t.same(log, [
@@ -70,7 +70,7 @@ t.test('no default: a first default of its own, the dry run, then the first dele
 
 t.test('the first default cannot be deleted: live, but the cleanup cause says which class to delete', async (t) => {
   const { cluster } = fakeCluster({ deleteFails: true });
-  const result = await checkOnce(cluster, 'snapshot-webhook-check-x');
+  const result = await checkOnce(cluster, 'x');
   t.equal(result.live, false);
   t.same(
     result.causes.map((c) => c.cause),
