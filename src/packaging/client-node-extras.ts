@@ -1,4 +1,4 @@
-import type { Plugin } from 'esbuild';
+import type { Metafile, Plugin } from 'esbuild';
 import { CLIENT_NODE_DIST, clientNodeModules } from './bundle-options.js';
 import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.js';
 
@@ -102,9 +102,9 @@ export const clientNodeExtrasWhenUsed: Plugin = {
 };
 
 /** Bundles the packages (EXTRAS) into `dir`/EXTRAS_FILE: each as `require` gives it, by name. */
-export async function buildExtrasFile(dir: string): Promise<void> {
+export async function buildExtrasFile(dir: string): Promise<Metafile> {
   const contents = Object.keys(EXTRAS)
     .map((pkg) => `exports[${JSON.stringify(pkg)}] = require(${JSON.stringify(pkg)});`)
     .join('\n');
-  await buildFileBesideChunks(dir, EXTRAS_FILE, contents, CLIENT_NODE_DIST);
+  return buildFileBesideChunks(dir, EXTRAS_FILE, contents, CLIENT_NODE_DIST);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import { BUNDLE_OPTIONS, CLIENT_NODE_DIST } from './bundle-options.js';
 
 /**
@@ -83,10 +83,12 @@ export const clientNodeModelsWhenUsed: Plugin = {
 };
 
 /** Bundles every model class (client-node's gen/models/all.js) into `dir`/MODELS_FILE. */
-export async function buildModelsFile(dir: string): Promise<void> {
-  await build({
+export async function buildModelsFile(dir: string): Promise<Metafile> {
+  const { metafile } = await build({
     ...BUNDLE_OPTIONS,
+    metafile: true,
     stdin: { contents: "export * from './all.js';", resolveDir: models, loader: 'js' },
     outfile: join(dir, MODELS_FILE),
   });
+  return metafile;
 }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Plugin } from 'esbuild';
+import type { Metafile, Plugin } from 'esbuild';
 import { CLIENT_NODE_DIST, clientNodeModules } from './bundle-options.js';
 import { buildFileBesideChunks, requireBesideChunk } from './file-beside-chunks.js';
 
@@ -73,10 +73,10 @@ export const undiciAsClientNodeUsesIt: Plugin = {
 };
 
 /** Bundles the three (UNDICI_USED) and the dispatchers' request methods into `dir`/UNDICI_FILE. */
-export async function buildUndiciFile(dir: string): Promise<void> {
+export async function buildUndiciFile(dir: string): Promise<Metafile> {
   const contents = [
     "Object.assign(require('./lib/dispatcher/dispatcher').prototype, require('./lib/api'));",
     ...Object.entries(UNDICI_USED).map(([name, from]) => `exports.${name} = ${from};`),
   ].join('\n');
-  await buildFileBesideChunks(dir, UNDICI_FILE, contents, undiciDir);
+  return buildFileBesideChunks(dir, UNDICI_FILE, contents, undiciDir);
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { BUNDLE_OPTIONS } from './bundle-options.js';
 
 /**
@@ -14,13 +14,15 @@ export function requireBesideChunk(name: string, file: string): string {
   ].join('\n');
 }
 
-/** Bundles CommonJS `contents`, resolved from `resolveDir`, into `dir`/`file`. */
-export async function buildFileBesideChunks(dir: string, file: string, contents: string, resolveDir: string): Promise<void> {
-  await build({
+/** Bundles CommonJS `contents`, resolved from `resolveDir`, into `dir`/`file`; what it read (esbuild's metafile). */
+export async function buildFileBesideChunks(dir: string, file: string, contents: string, resolveDir: string): Promise<Metafile> {
+  const { metafile } = await build({
     ...BUNDLE_OPTIONS,
+    metafile: true,
     format: 'cjs',
     banner: {},
     stdin: { contents, resolveDir, loader: 'js' },
     outfile: join(dir, file),
   });
+  return metafile;
 }

@@ -20,9 +20,10 @@
 // file set). podman keeps its images, containers and state under one temporary folder (overlay storage), removed
 // at the end.
 // Prints `image: N passed, N failed`.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   cpSync,
   mkdirSync,
   mkdtempSync,
@@ -48,6 +49,7 @@ import {
   memoryLimitMb,
 } from '../helpers/deployment.mjs';
 import { reexecInNetns } from '../helpers/netns.mjs';
+import { buildImageIndex, PLATFORMS, platformImages, sbomsBeside } from '../../dist/packaging/image.js';
 
 reexecInNetns((reason) => {
   check(false, reason);
@@ -57,6 +59,8 @@ reexecInNetns((reason) => {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sw-podman-'));
 const IMAGE = 'localhost/snapshot-webhook:image-test';
+/** The index's amd64 image, by digest, once built. */
+let AMD64;
 const CONTAINER = 'snapshot-webhook-image-test';
 const HOST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** The network namespace the script was started in: its parent's, outside the one reexecInNetns made. */
@@ -92,33 +96,75 @@ function podman(args, { outside = false } = {}) {
   return r.stdout;
 }
 
-/** The Containerfile's FROM images. */
+/**
+ * The Containerfile's base images, [build, runtime]: each FROM's image, an ARG's default in place of `${NAME}`, and
+ * without a `--platform=` option.
+ */
 function bases() {
   const containerfile = readFileSync(join(root, 'Containerfile'), 'utf8');
-  return [...containerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+  const args = Object.fromEntries([...containerfile.matchAll(/^ARG (\w+)=(\S+)/gm)].map((m) => [m[1], m[2]]));
+  return [...containerfile.matchAll(/^FROM (?:--platform=\S+ )?(\S+)/gm)].map((m) =>
+    m[1].replace(/^\$\{(\w+)\}$/, (_, name) => args[name]),
+  );
 }
 
-/** Debian 12 from Debian's own mirror, imported as an image; then the two stand-ins built on it. */
-function standIns() {
-  const debian = join(work, 'debian');
-  execFileSync(
-    OUTSIDE[0],
-    [
-      ...OUTSIDE.slice(1),
-      'debootstrap',
-      '--variant=minbase',
-      '--include=ca-certificates',
-      'bookworm',
-      debian,
-      'http://deb.debian.org/debian',
-    ],
-    { stdio: 'pipe', timeout: 600_000 },
-  );
-  const tar = join(work, 'debian.tar');
-  execFileSync('tar', ['-C', debian, '-cf', tar, '.'], { stdio: 'pipe' });
-  rmSync(debian, { recursive: true, force: true });
-  podman(['import', tar, 'localhost/stand-in-debian12']);
+/** Debian 12 minbase from Debian's own mirror into `folder`, for `arch` (a foreign one only unpacked, not configured). */
+function debootstrap(folder, arch) {
+  const foreign = arch === 'amd64' ? [] : ['--foreign', `--arch=${arch}`];
+  const command = ['debootstrap', ...foreign, '--variant=minbase', '--include=ca-certificates', 'bookworm', folder];
+  execFileSync(OUTSIDE[0], [...OUTSIDE.slice(1), ...command, 'http://deb.debian.org/debian'], {
+    stdio: 'pipe',
+    timeout: 600_000,
+  });
+  rmSync(join(folder, 'debootstrap'), { recursive: true, force: true });
+}
+
+/** A folder's files imported as an image for `arch`, with `changes` (Containerfile instructions). */
+function importFolder(folder, name, arch, changes = []) {
+  const tar = join(work, `${arch}.tar`);
+  execFileSync('tar', ['-C', folder, '-cf', tar, '.'], { stdio: 'pipe' });
+  podman(['import', `--arch=${arch}`, ...changes.flatMap((c) => ['--change', c]), tar, name]);
   rmSync(tar);
+}
+
+/**
+ * What the distroless runtime base sets up in a Debian root: its users root, nobody and nonroot (65532) and their
+ * groups (a foreign debootstrap, which configures nothing, writes none), nonroot's home, no shell.
+ */
+function asDistroless(folder) {
+  writeFileSync(
+    join(folder, 'etc/passwd'),
+    'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' +
+      'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n',
+  );
+  writeFileSync(join(folder, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\nnonroot:x:65532:\n');
+  mkdirSync(join(folder, 'home/nonroot'), { recursive: true });
+  chownSync(join(folder, 'home/nonroot'), 65532, 65532);
+  for (const shell of ['bin/sh', 'bin/dash', 'bin/bash', 'bin/rbash']) rmSync(join(folder, 'usr', shell), { force: true });
+}
+
+/**
+ * The stand-ins: Debian 12 for amd64 with the pinned Node and npm 11 as the build base; the runtime base as a
+ * manifest list of Debian 12 for amd64 and for arm64 (unpacked by debootstrap without running anything of arm64),
+ * each as distroless lays it out.
+ */
+function standIns() {
+  const [build, run] = bases();
+  const debian = join(work, 'debian');
+  debootstrap(debian, 'amd64');
+  importFolder(debian, 'localhost/stand-in-debian12', 'amd64');
+  asDistroless(debian);
+  const distroless = ['USER 65532', 'WORKDIR /home/nonroot'];
+  importFolder(debian, `${run}-amd64`, 'amd64', distroless);
+  rmSync(debian, { recursive: true, force: true });
+  const arm64 = join(work, 'debian-arm64');
+  debootstrap(arm64, 'arm64');
+  asDistroless(arm64);
+  importFolder(arm64, `${run}-arm64`, 'arm64', distroless);
+  rmSync(arm64, { recursive: true, force: true });
+  podman(['manifest', 'create', run]);
+  for (const arch of ['amd64', 'arm64']) podman(['manifest', 'add', run, `containers-storage:${run}-${arch}`]);
+
   const context = join(work, 'stand-in');
   mkdirSync(context);
   cpSync(realpathSync(process.execPath), join(context, 'node'));
@@ -127,7 +173,6 @@ function standIns() {
   const tarball = execFileSync(OUTSIDE[0], pack, { encoding: 'utf8' }).trim();
   execFileSync('tar', ['-xzf', join(context, tarball), '-C', context]);
   renameSync(join(context, 'package'), join(context, 'npm'));
-  const [build, run] = bases();
   writeFileSync(
     join(context, 'build.Containerfile'),
     [
@@ -139,21 +184,7 @@ function standIns() {
       'CMD ["node"]',
     ].join('\n'),
   );
-  writeFileSync(
-    join(context, 'run.Containerfile'),
-    [
-      'FROM localhost/stand-in-debian12',
-      'COPY node /nodejs/bin/node',
-      "RUN echo 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' >> /etc/passwd" +
-        " && echo 'nonroot:x:65532:' >> /etc/group && mkdir -p /home/nonroot && chown 65532:65532 /home/nonroot" +
-        ' && rm -f /usr/bin/sh /usr/bin/dash /usr/bin/bash /usr/bin/rbash',
-      'USER 65532',
-      'WORKDIR /home/nonroot',
-      'ENTRYPOINT ["/nodejs/bin/node"]',
-    ].join('\n'),
-  );
   podman(['build', '--pull=never', '-t', build, '-f', join(context, 'build.Containerfile'), context]);
-  podman(['build', '--pull=never', '-t', run, '-f', join(context, 'run.Containerfile'), context]);
 }
 
 /** POSTs `body` over HTTPS to the server on loopback; resolves with the status and the answer's text. */
@@ -185,7 +216,7 @@ function post(port, ca, path, body) {
 
 /** What a script run by the image's own Node prints (the image has no shell), its lines. */
 function inImage(script, ...args) {
-  const run = ['run', '--rm', '--network=none', ...LIMITS, '--entrypoint', '/nodejs/bin/node', IMAGE, '-e', script];
+  const run = ['run', '--rm', '--network=none', ...LIMITS, '--entrypoint', '/nodejs/bin/node', AMD64, '-e', script];
   return podman([...run, ...args])
     .trim()
     .split('\n');
@@ -213,51 +244,135 @@ function memoryLimitBytes(pid) {
   return Number(readFileSync(file, 'utf8').trim());
 }
 
+/** ELF's e_machine of a file: 0xb7 for aarch64, 0x3e for x86-64. */
+const elfMachine = (file) => readFileSync(file).readUInt16LE(18);
+
+/**
+ * The arm64 image's files (`podman export` of a container created from it, never started), and its Node running its
+ * bundle under `qemu` as the amd64 container ran: the Deployment's arguments, environment and port, the same
+ * certificates; a second default class is denied over HTTPS, and SIGTERM ends it with exit 0.
+ */
+async function arm64UnderQemu(qemu, image, { certs, ca, args, port, mountPath, pinned }) {
+  const rootfs = join(work, 'arm64-rootfs');
+  mkdirSync(rootfs);
+  const container = podman(['create', '--platform=linux/arm64', image]).trim();
+  podman(['export', `--output=${join(work, 'arm64.tar')}`, container]);
+  podman(['rm', container]);
+  execFileSync('tar', ['-xf', join(work, 'arm64.tar'), '-C', rootfs]);
+  rmSync(join(work, 'arm64.tar'));
+  const node = join(rootfs, 'nodejs/bin/node');
+  check(elfMachine(node) === 0xb7, `the arm64 image's /nodejs/bin/node is an aarch64 program (e_machine ${elfMachine(node)})`);
+  const [version, arch] = execFileSync(
+    qemu,
+    ['-L', rootfs, node, '-e', 'console.log(process.versions.node); console.log(process.arch)'],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  )
+    .trim()
+    .split('\n');
+  check(version === pinned && arch === 'arm64', `under QEMU it is the pinned Node for arm64 (${version} ${arch})`);
+  const hostArgs = args.map((a) => a.replace(mountPath, certs));
+  const server = spawn(
+    qemu,
+    ['-L', rootfs, node, 'dist/bundle/main.js', ...hostArgs, `--classes-from=${join(root, 'test/fixtures/classes')}`],
+    {
+      cwd: join(rootfs, 'app'),
+      env: { PATH: process.env.PATH, ...deploymentEnv() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let log = '';
+  server.stdout.on('data', (c) => (log += c));
+  server.stderr.on('data', (c) => (log += c));
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    const ready = await waitReady(port, ca, performance.now(), 120_000).then(
+      () => true,
+      () => false,
+    );
+    check(ready, `under QEMU it starts and /readyz answers 200 over HTTPS on port ${port}${ready ? '' : `: ${log.slice(-500)}`}`);
+    const denied = await deniesSecondDefault(port, ca);
+    check(denied.ok, `under QEMU a second default class is denied: "${denied.message}"`);
+    server.kill('SIGTERM');
+    const { code, signal } = await Promise.race([
+      exited,
+      new Promise((r) => setTimeout(() => r({ code: 'still running' }), gracePeriodMs() * 4)),
+    ]);
+    check(code === 0, `under QEMU SIGTERM ends it with exit 0 (${code ?? signal})`);
+  } finally {
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGKILL');
+      await exited;
+    }
+  }
+}
+
+/** Posts the fixture of a second default class; whether it is denied with the fixture's message, and the message. */
+async function deniesSecondDefault(port, ca) {
+  const fixture = JSON.parse(
+    readFileSync(join(root, 'test/fixtures/admission/volumesnapshotclasses/v1/create-second-default.json'), 'utf8'),
+  );
+  const answer = await post(port, ca, '/validate', JSON.stringify(fixture.review));
+  const response = JSON.parse(answer.body).response ?? {};
+  return {
+    ok: answer.status === 200 && response.allowed === false && response.status?.message === fixture.expect.message,
+    message: response.status?.message,
+  };
+}
+
 try {
   standIns();
   check(true, `stand-ins for ${bases().join(' and ')} built on Debian 12`);
 
   // This machine reaches the npm registry through a proxy whose certificate authority is in its own bundle, not in
   // Debian's: the build stage's RUN steps see the machine's bundle and an npmrc naming it, mounted for the build
-  // only (a mount is in no layer of the image).
+  // only (a mount is in no layer of the image). The index is built as `npm run image` builds it.
   const npmrc = join(work, 'npmrc');
   writeFileSync(npmrc, `cafile=${HOST_CA_BUNDLE}\n`);
-  podman(
-    [
-      'build',
-      '--pull=never',
-      '--network=host',
-      `--volume=${HOST_CA_BUNDLE}:${HOST_CA_BUNDLE}:ro`,
-      `--volume=${npmrc}:/usr/local/etc/npmrc:ro`,
-      '-t',
-      IMAGE,
-      '-f',
-      join(root, 'Containerfile'),
-      root,
-    ],
-    { outside: true },
+  const outside = (args) => podman(args, { outside: true });
+  buildImageIndex(outside, IMAGE, root, [
+    '--pull=never',
+    '--network=host',
+    `--volume=${HOST_CA_BUNDLE}:${HOST_CA_BUNDLE}:ro`,
+    `--volume=${npmrc}:/usr/local/etc/npmrc:ro`,
+  ]);
+  const images = platformImages(podman, IMAGE);
+  check(
+    JSON.stringify(images.map((i) => i.platform).sort()) === JSON.stringify([...PLATFORMS].sort()),
+    `the Containerfile builds one index for ${images.map((i) => i.platform).join(' and ')}, no step run on arm64`,
   );
-  check(true, 'the Containerfile builds: npm ci and npm run build in the build stage, the last stage from it');
+  const ref = (platform) => `${IMAGE}@${images.find((i) => i.platform === platform)?.digest}`;
+  AMD64 = ref('linux/amd64');
 
-  const [config] = JSON.parse(podman(['image', 'inspect', IMAGE]));
+  const [config] = JSON.parse(podman(['image', 'inspect', AMD64]));
   check(config.Config.User === '65532:65532', `USER 65532:65532 (${config.Config.User})`);
   check(config.Config.WorkingDir === '/app', `WORKDIR /app (${config.Config.WorkingDir})`);
   check(
     JSON.stringify(config.Config.Entrypoint) === '["/nodejs/bin/node","dist/bundle/main.js"]',
-    `ENTRYPOINT the bundle on the base's Node (${JSON.stringify(config.Config.Entrypoint)})`,
+    `ENTRYPOINT the bundle on the image's Node (${JSON.stringify(config.Config.Entrypoint)})`,
   );
-  const [version] = inImage('console.log(process.versions.node)');
-  // The pin itself, not this script's Node: the stand-ins copy the Node that runs this script (npm scripts run the pin).
+  const [arm64Config] = JSON.parse(podman(['image', 'inspect', ref('linux/arm64')]));
+  check(
+    arm64Config.Architecture === 'arm64' &&
+      JSON.stringify(arm64Config.Config.Entrypoint) === JSON.stringify(config.Config.Entrypoint),
+    `the arm64 image is arm64 with the same entrypoint (${arm64Config.Architecture})`,
+  );
+  const [version, arch] = inImage('console.log(process.versions.node); console.log(process.arch)');
   const pinned = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies.node;
-  check(version === pinned, `the image runs the pinned Node (${version}, pinned ${pinned})`);
+  check(
+    version === pinned && arch === 'x64',
+    `the amd64 image runs the pinned Node from the npm registry (${version} ${arch}, pinned ${pinned})`,
+  );
   const files = inImage(WALK, '/app');
   const bundle = readdirSync(join(root, 'dist/bundle'), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join('/app/dist/bundle', e.parentPath.slice(join(root, 'dist/bundle').length), e.name))
     .sort();
   check(
-    JSON.stringify([...files].sort()) === JSON.stringify(['/app/package.json', ...bundle].sort()),
-    `/app holds package.json and the bundle this checkout builds, no node_modules (${files.length} files)`,
+    JSON.stringify([...files].sort()) === JSON.stringify(['/app/package.json', '/app/sbom.cdx.json', ...bundle].sort()),
+    `/app holds package.json, the SBOM and the bundle this checkout builds, no node_modules (${files.length} files)`,
   );
 
   // Run it as the Deployment does.
@@ -285,7 +400,7 @@ try {
     ...Object.entries(deploymentEnv()).map(([name, value]) => `--env=${name}=${value}`),
     `--volume=${certs}:${mount.mountPath}:ro`,
     `--volume=${join(root, 'test/fixtures/classes')}:/classes:ro`,
-    IMAGE,
+    AMD64,
     ...args,
     '--classes-from=/classes',
   ];
@@ -304,15 +419,8 @@ try {
   check(s.Seccomp === '2', "the runtime's default seccomp profile is on");
   const limit = memoryLimitBytes(state.State.Pid);
   check(limit === memoryLimitMb() * 2 ** 20, `its memory cgroup has the Deployment's limit (${limit} bytes)`);
-  const fixture = JSON.parse(
-    readFileSync(join(root, 'test/fixtures/admission/volumesnapshotclasses/v1/create-second-default.json'), 'utf8'),
-  );
-  const answer = await post(port, ca, '/validate', JSON.stringify(fixture.review));
-  const response = JSON.parse(answer.body).response ?? {};
-  check(
-    answer.status === 200 && response.allowed === false && response.status?.message === fixture.expect.message,
-    `a second default class is denied: "${response.status?.message}"`,
-  );
+  const denied = await deniesSecondDefault(port, ca);
+  check(denied.ok, `a second default class is denied: "${denied.message}"`);
 
   podman(['stop', `--time=${Math.ceil(gracePeriodMs() / 1000)}`, CONTAINER]);
   const [stopped] = JSON.parse(podman(['container', 'inspect', CONTAINER]));
@@ -323,6 +431,42 @@ try {
     .map((l) => JSON.parse(l));
   const problems = lines.filter((l) => l.level >= 40).map((l) => l.msg);
   check(problems.length === 0, `nothing in its log is a warning or an error (${problems.join('; ')})`);
+
+  // The SBOMs beside the index, as `npm run image` writes them: what each platform's image holds.
+  const sboms = sbomsBeside(podman, IMAGE, join(work, 'sbom'));
+  const bundled = JSON.parse(readFileSync(join(root, 'dist/bundle-packages.json'), 'utf8'));
+  const { runtimeNode } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  for (const platform of PLATFORMS) {
+    const file = sboms.find((f) => f.endsWith(`sbom-${platform.replace('/', '-')}.cdx.json`));
+    const bom = JSON.parse(readFileSync(file, 'utf8'));
+    const listed = new Set(bom.components.map((c) => `${c.name}@${c.version}`));
+    const node = bom.components.find((c) => c.name === runtimeNode[platform].package);
+    const integrity = node && `sha512-${Buffer.from(node.hashes[0].content, 'hex').toString('base64')}`;
+    check(
+      bom.bomFormat === 'CycloneDX' &&
+        bom.metadata.component.properties.some((p) => p.name === 'snapshot-webhook:platform' && p.value === platform),
+      `${platform}: the SBOM beside the index is CycloneDX ${bom.specVersion} of that platform's image`,
+    );
+    const buildTools = ['typescript', 'tap', 'esbuild', 'eslint', 'tsx'].filter((n) =>
+      listed.has(`${n}@${bom.components.find((c) => c.name === n)?.version}`),
+    );
+    check(
+      bundled.every((p) => listed.has(`${p.name}@${p.version}`)) && buildTools.length === 0,
+      `${platform}: it lists the ${bundled.length} npm packages the bundle holds code of and no build tool (${buildTools.join(', ')})`,
+    );
+    check(
+      node?.version === pinned && integrity === runtimeNode[platform].integrity,
+      `${platform}: it lists the image's Node, ${node?.name}@${node?.version}, with the integrity package.json pins`,
+    );
+  }
+
+  // The arm64 image's own Node and bundle, run by QEMU's user-mode emulation on this x86_64 machine.
+  const qemu = spawnSync('sh', ['-c', 'command -v qemu-aarch64-static'], { encoding: 'utf8' }).stdout.trim();
+  if (qemu === '') {
+    console.log("# SKIP the arm64 image under QEMU: qemu-aarch64-static not found (Debian's qemu-user-static)");
+  } else {
+    await arm64UnderQemu(qemu, ref('linux/arm64'), { certs, ca, args, port, mountPath: mount.mountPath, pinned });
+  }
 } catch (error) {
   check(false, `image: ${error.message}`);
 } finally {

@@ -7,7 +7,18 @@
 // namespace controller, so a stand-in does its last step only: once the Namespace is terminating, it records what is
 // still in it and then finalizes it, as the controller would after deleting that.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import t from 'tap';
@@ -40,8 +51,12 @@ t.teardown(async () => {
 /** The checkout's top folder as a reader has it after `npm install`: its own manifests, no generated/. */
 function copyCheckout(): void {
   mkdirSync(checkout);
-  for (const file of ['package.json', '.npmrc', 'Containerfile']) cpSync(join(ROOT, file), join(checkout, file));
-  for (const folder of ['node_modules', 'dist']) symlinkSync(join(ROOT, folder), join(checkout, folder));
+  for (const file of ['package.json', 'package-lock.json', '.npmrc', 'Containerfile', 'tsconfig.json', 'tsconfig.build.json'])
+    cpSync(join(ROOT, file), join(checkout, file));
+  for (const folder of ['node_modules', 'src', 'schemas']) symlinkSync(join(ROOT, folder), join(checkout, folder));
+  // dist/ of its own, with the build's folders in it: what the recipe writes there (dist/image/) stays in the copy.
+  mkdirSync(join(checkout, 'dist'));
+  for (const entry of readdirSync(join(ROOT, 'dist'))) symlinkSync(join(ROOT, 'dist', entry), join(checkout, 'dist', entry));
   cpSync(join(ROOT, 'manifests'), join(checkout, 'manifests'), { recursive: true, filter: (src) => !src.includes('/generated') });
 }
 
@@ -49,7 +64,30 @@ function copyCheckout(): void {
 function writeShims(): void {
   mkdirSync(shims);
   const realKubectl = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(shims, 'podman'), `#!/bin/sh\necho "$*" >> '${podmanLog}'\n`);
+  // It logs each command, and answers what `npm run image` reads back: no list yet, then one of two platforms, a
+  // container's id, and a file copied out of it.
+  const list = JSON.stringify({
+    manifests: ['amd64', 'arm64'].map((architecture, i) => ({
+      digest: `sha256:${String(i).repeat(64)}`,
+      platform: { os: 'linux', architecture },
+    })),
+  });
+  writeFileSync(
+    join(shims, 'podman'),
+    [
+      '#!/bin/sh',
+      `echo "$*" >> '${podmanLog}'`,
+      'case "$1 $2" in',
+      '  "manifest exists") exit 1;;',
+      `  "manifest inspect") echo '${list}';;`,
+      'esac',
+      'case "$1" in',
+      '  create) echo stood-in;;',
+      `  cp) echo '{}' > "$3";;`,
+      'esac',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(
     join(shims, 'kubectl'),
     `#!/bin/sh\ncase " $* " in *" rollout status "*) echo "rollout status: stood in for"; exit 0;; esac\nexec '${realKubectl}' "$@"\n`,
@@ -101,11 +139,17 @@ t.test('the plain-cluster recipe, pasted: the image named, the certificates serv
   const image = /newName: (\S+), newTag: (\S+) \}/.exec(install);
   const named = `${image?.[1] ?? '?'}:${image?.[2] ?? '?'}`;
   const podman = readFileSync(podmanLog, 'utf8').trim().split('\n');
+  const builds = podman.filter((l) => l.startsWith('build '));
   t.same(
-    podman,
-    [`build -t ${named} -f Containerfile .`, `push ${named}`],
-    'podman builds and pushes the image the kustomization names',
+    builds.map((l) => [/--platform=(\S+)/.exec(l)?.[1], l.includes(` --manifest=${named} `)]),
+    [
+      ['linux/amd64', true],
+      ['linux/arm64', true],
+    ],
+    'podman builds one image per platform into the list the kustomization names',
   );
+  t.equal(podman.at(-1), `manifest push --all ${named} docker://${named}`, 'and pushes the list with both images');
+  t.ok(existsSync(join(checkout, 'dist/image/sbom-linux-arm64.cdx.json')), 'the SBOMs are written beside it');
   const apps = kc.makeApiClient(AppsV1Api);
   const deployment = await apps.readNamespacedDeployment({ name: 'snapshot-webhook', namespace: NAMESPACE });
   t.same(
