@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
-import { BodyTooLargeError, NotFoundError, UnsupportedMediaTypeError } from '../admission/errors.js';
+import { BodyTooLargeError, NotFoundError, UnsupportedMediaTypeError } from './http-errors.js';
 import { BOUNDS } from '../limits/bounds.js';
 
 const TITLES: Readonly<Record<number, string>> = {
@@ -15,11 +15,12 @@ export function errorBody(error: FastifyError, statusCode: number): Record<strin
 }
 
 /**
- * Fastify's own refusals, said in this webhook's words (admission/errors.ts): the answer names what to send
- * instead. A request to an unknown path is a 404 whatever its body, never a 415 from reading that body.
+ * Fastify's own refusals, said in this webhook's words (http-errors.ts): the answer names what to send instead.
+ * A request to an unknown path is a 404 whatever its body, never a 415 from reading that body; `paths` says what
+ * the listener answers.
  */
-export function asWebhookError(error: FastifyError, request: FastifyRequest): FastifyError {
-  if (request.is404) return new NotFoundError(request.method, request.url.slice(0, BOUNDS.echoChars));
+export function asWebhookError(error: FastifyError, request: FastifyRequest, paths: string): FastifyError {
+  if (request.is404) return notFound(request, paths);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new UnsupportedMediaTypeError((request.headers['content-type'] ?? '(none)').slice(0, BOUNDS.echoChars));
@@ -28,4 +29,9 @@ export function asWebhookError(error: FastifyError, request: FastifyRequest): Fa
     default:
       return error;
   }
+}
+
+/** The coded 404 of a request to a path the listener does not answer. */
+export function notFound(request: FastifyRequest, paths: string): FastifyError {
+  return new NotFoundError(request.method, request.url.slice(0, BOUNDS.echoChars), paths);
 }

@@ -1,7 +1,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyRequest } from 'fastify';
-import { EmptyBodyError, NotJsonError, NotUtf8Error, TooComplexError } from '../admission/errors.js';
+import { EmptyBodyError, NotJsonError, NotUtf8Error, TooComplexError } from './http-errors.js';
 import { BOUNDS } from '../limits/bounds.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** When the body was complete (performance.now()): a review's duration starts there. */
+    bodyReceivedAt: number;
+  }
+}
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -135,7 +135,7 @@ export async function startServer(options: ServeOptions, logger = createLogger(o
   const metrics = metricsFor(classes, certificate, permissions);
   const events =
     eventSink === undefined ? undefined : new DenialEvents(eventSink, logger, undefined, (r) => metrics.eventResult(r));
-  const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics);
+  const probes = options.probePort === 0 ? undefined : buildProbeApp(readiness, metrics, logger);
   const app = buildApp({
     review: {
       classes: classes.index,

@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { EmptyBodyError } from '../admission/errors.js';
-import { reviewAdmission, type ReviewOutcome } from '../admission/review.js';
-import type { Logger } from '../log/logger.js';
-import type { ReviewSettings } from '../rules/decide-request.js';
-import { logDecision } from './decision-log.js';
-import { DecisionRecords } from './decision-records.js';
-import { jsonBodyParser } from './json-body.js';
-import type { WebhookMetrics } from './metrics.js';
-import { TurnAnswers } from './turn-answers.js';
+import { reviewAdmission, type ReviewOutcome } from '../../admission/review.js';
+import type { Logger } from '../../log/logger.js';
+import type { ReviewSettings } from '../../rules/decide-request.js';
+import { logDecision } from '../decision-log.js';
+import { DecisionRecords } from '../decision-records.js';
+import { EmptyBodyError } from '../http-errors.js';
+import type { WebhookMetrics } from '../metrics.js';
+import { TurnAnswers } from '../turn-answers.js';
 
 /** Admission paths: ours, and upstream's two so existing webhook configurations keep working. */
 export const ADMISSION_PATHS = ['/validate', '/volumesnapshot', '/volumegroupsnapshot'] as const;
@@ -21,16 +20,8 @@ export interface AdmissionRouteOptions {
   readonly onDecision?: (outcome: ReviewOutcome, durationMs: number) => void;
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** When the body was complete (performance.now()): the admission duration starts there. */
-    bodyReceivedAt: number;
-  }
-}
-
 /**
- * POST /validate (and upstream's paths): the body is read as JSON (the only content type this server
- * accepts) and reviewed; at the end of the event loop's turn the turn's answers are written (turn-answers.ts),
+ * POST /validate (and upstream's paths): the body, read as JSON by the json-body plugin, is reviewed; at the end of the event loop's turn the turn's answers are written (turn-answers.ts),
  * and then their decisions are logged and counted (decision-records.ts). A review's duration ends at its
  * decision. The apiserver appends `?timeout=5s`; fastify routes without the query.
  */
@@ -44,9 +35,6 @@ export const admissionRoutes = fp(
       onDecision?.(outcome, durationMs);
     }, logger);
     app.addHook('onClose', async () => records.flush());
-    app.decorateRequest('bodyReceivedAt', 0);
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser());
     for (const url of ADMISSION_PATHS) {
       app.post(url, {
         // In flight from the headers to the answer, or to the client going away: 'close' comes once either way.
@@ -68,7 +56,10 @@ export const admissionRoutes = fp(
       });
     }
   },
-  // Not encapsulated: the body parser it sets is the only one, for every route of the server.
   // After the parts its decisions use, so that on close its last records are flushed before claims and events drain.
-  { name: 'admission-routes', fastify: '5.x', dependencies: ['class-source', 'default-agreement', 'denial-events'] },
+  {
+    name: 'admission-routes',
+    fastify: '5.x',
+    dependencies: ['json-body', 'class-source', 'default-agreement', 'denial-events'],
+  },
 );
