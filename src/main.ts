@@ -9,6 +9,7 @@ Usage:
   snapshot-webhook validate [flags] PATH... check manifests offline with the same rules
   snapshot-webhook audit [flags]         list what in a cluster the rules would deny now, and double defaults
   snapshot-webhook check [flags]         prove through the apiserver that a second default class is denied now
+  snapshot-webhook explain [flags] volumesnapshot/NAME  say why a snapshot is not ready, and what to do
   snapshot-webhook review FILE           print the answer the server gives to an AdmissionReview
   snapshot-webhook certs [flags]         make a CA and serving certificate for the self-signed overlay
   snapshot-webhook policy [flags]        print the default-class rule as a ValidatingAdmissionPolicy (no pod)
@@ -39,6 +40,10 @@ const commands: Readonly<Record<string, Command>> = {
   check: async (argv) => {
     const { runCheck } = await import('./cli/check-command.js');
     return runCheck(argv);
+  },
+  explain: async (argv) => {
+    const { runExplain } = await import('./cli/explain-command.js');
+    return runExplain(argv);
   },
   review: async (argv) => {
     const { runReview } = await import('./cli/review-command.js');

@@ -3,6 +3,7 @@ import { ClassIndex } from '../classes/class-index.js';
 import { CLASS_KIND_FACTS, CLASS_KINDS, type ClassKind } from '../classes/class-kinds.js';
 import { flagBool, flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
 import type { ServedVersion } from '../cluster/list-snapshot-objects.js';
+import type { Explanation, Found, Obj } from '../explain/snapshot-causes.js';
 import type { ManifestObject } from '../manifests/read-manifests.js';
 import type { RuleOptions } from '../rules/checks.js';
 import { shown } from '../rules/values.js';
@@ -23,6 +24,8 @@ export interface AuditCluster {
   servedVersions(group: string): Promise<ServedVersion[]>;
   listPages(target: Target): AsyncIterable<Record<string, unknown>[]>;
   problem(target: Target, error: unknown): string;
+  /** Why a snapshot is not ready (explain's cause), or undefined when it is gone by now. */
+  explain?(namespace: string, name: string): Promise<Explanation | undefined>;
 }
 
 interface Target {
@@ -147,7 +150,35 @@ class Audit {
     await this.add(classes);
     for (const kind of CLASS_KINDS) this.doubleDefaults(kind);
     for (const target of targets.filter((t) => t.classKind === undefined))
-      await this.read(target, (objects) => this.add(objects));
+      await this.read(target, async (objects) => {
+        await this.add(objects);
+        if (target.kind === 'VolumeSnapshot') await this.notReady(objects);
+      });
+  }
+
+  /** Each snapshot of a page that is not ready to use, with explain's cause, as a warning: it denies nothing. */
+  private async notReady(objects: readonly ManifestObject[]): Promise<void> {
+    if (this.cluster.explain === undefined) return;
+    for (const { file, object } of objects) {
+      const { metadata, status } = object as {
+        metadata?: { name?: string; namespace?: string };
+        status?: { readyToUse?: unknown };
+      };
+      if (status?.readyToUse === true || metadata?.name === undefined || metadata.namespace === undefined) continue;
+      const explanation = await this.cluster.explain(metadata.namespace, metadata.name);
+      if (explanation === undefined || explanation.ready) continue;
+      this.findings.push({
+        file,
+        line: 0,
+        kind: 'VolumeSnapshot',
+        namespace: metadata.namespace,
+        name: metadata.name,
+        severity: 'warning',
+        rule: 'not-ready',
+        message: `not ready (${explanation.cause}): ${explanation.message}`,
+      });
+      this.summary = { ...this.summary, warnings: this.summary.warnings + 1 };
+    }
   }
 
   private doubleDefaults(kind: ClassKind): void {
@@ -188,7 +219,10 @@ async function realCluster(kubeconfig: string | undefined): Promise<AuditCluster
   // Only here: the Kubernetes client is large and slow to load.
   const { loadKubeConfig } = await import('../cluster/client-node-api.js');
   const { listPages, listProblem, servedVersions } = await import('../cluster/list-snapshot-objects.js');
+  const { readClasses, readSnapshotWorld } = await import('../cluster/explain-reads.js');
+  const { explainSnapshot } = await import('../explain/snapshot-causes.js');
   let kc: KubeConfig;
+  let classes: Promise<Found<readonly Obj[]>> | undefined;
   try {
     kc = loadKubeConfig(kubeconfig);
   } catch (error) {
@@ -198,6 +232,15 @@ async function realCluster(kubeconfig: string | undefined): Promise<AuditCluster
     servedVersions: (group) => servedVersions(kc, group),
     listPages: (target) => listPages(kc, target),
     problem: listProblem,
+    explain: async (namespace, name) => {
+      // The classes once for the whole audit, when the first snapshot that is not ready needs them.
+      classes ??= readClasses(kc);
+      const world = await readSnapshotWorld(kc, namespace, name, { classes: () => classes as Promise<Found<readonly Obj[]>> });
+      if ('missing' in world) return undefined;
+      if ('found' in world) return explainSnapshot(world.found);
+      const message = `${world.unknown}: bind the ClusterRole snapshot-webhook-explain to name its cause`;
+      return { ready: false, cause: 'cannot-read', message, chain: [] };
+    },
   };
 }
 

@@ -21,9 +21,10 @@ export interface ManifestFinding {
   readonly severity: 'error' | 'warning';
   /**
    * A rule, or why an input could not be checked: a file (`yaml-syntax`), a cluster list (`cannot-list`), or
-   * an object of our groups whose kind or version has no rules here (`unknown-kind`).
+   * an object of our groups whose kind or version has no rules here (`unknown-kind`); or, from `audit`, a snapshot
+   * that is not ready to use (`not-ready`, a warning with explain's cause).
    */
-  readonly rule: RuleId | 'yaml-syntax' | 'cannot-list' | 'unknown-kind';
+  readonly rule: RuleId | 'yaml-syntax' | 'cannot-list' | 'unknown-kind' | 'not-ready';
   readonly message: string;
 }
 

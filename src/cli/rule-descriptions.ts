@@ -23,4 +23,5 @@ export const RULE_DESCRIPTIONS: Readonly<Record<FindingRule, string>> = {
   'yaml-syntax': 'The file or document cannot be read as YAML or JSON.',
   'cannot-list': 'The cluster could not be listed for this kind.',
   'unknown-kind': 'An object of the snapshot API groups whose kind or version the webhook does not know.',
+  'not-ready': 'A VolumeSnapshot that is not ready to use, with the cause snapshot-webhook explain names (audit only).',
 };

@@ -95,10 +95,13 @@ try {
   // 4. One Node everywhere: the image's bases are the Node major of `engines` and of the pinned dev dependency.
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const major = /\d+/.exec(pkg.devDependencies.node)?.[0];
-  const bases = [...containerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+  const [build] = [...containerfile.matchAll(/^FROM (?:--platform=\S+ )?(\S+)/gm)].map((m) => m[1]);
+  check(build?.includes(`node:${major}-`), `the Containerfile builds on Node ${major} (${build})`);
+  // The image runs the pinned Node itself, one build per platform (src/packaging/runtime-node.ts).
+  const runtime = Object.entries(pkg.runtimeNode ?? {});
   check(
-    bases.length === 2 && bases.every((b) => b.includes(`node:${major}-`) || b.includes(`nodejs${major}-`)),
-    `the Containerfile builds and runs on Node ${major} (${bases.join(', ')})`,
+    runtime.length > 0 && /^RUN node dist\/packaging\/runtime-node\.js /m.test(containerfile),
+    `the image runs the pinned Node ${pkg.devDependencies.node} (${runtime.map(([p, n]) => `${p}: ${n.package}`).join(', ')})`,
   );
   check(pkg.engines.node.startsWith(`>=${major}.`), `engines says Node ${major} (${pkg.engines.node})`);
   check(process.versions.node.split('.')[0] === major, `this suite runs on the pinned Node (${process.version})`);

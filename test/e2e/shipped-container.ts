@@ -30,13 +30,18 @@ function stages(): Stage[] {
 const last = (stage: Stage, instruction: string): string | undefined =>
   stage.lines.filter(([i]) => i === instruction).at(-1)?.[1];
 
-/** What the image's COPY --from lines put in it: the path in the image, and the same file in this checkout. */
+/**
+ * What the image's COPY --from lines put in it: the path in the image, and the same file in this checkout. What
+ * the build stage makes under /out (the Node of the target's platform, the SBOM) is not in a checkout: the pinned
+ * Node is bound at the ENTRYPOINT's path below, and the SBOM is not read when serving.
+ */
 function copiedFiles(all: readonly Stage[], image: Stage, workingDir: string): Record<string, string> {
   const files: Record<string, string> = {};
   for (const [, rest] of image.lines.filter(([i]) => i === 'COPY')) {
     const [, from, source, target] = /^--from=(\S+)\s+(\S+)\s+(\S+)$/.exec(rest) ?? [];
     const build = all.find((s) => s.name === from);
     if (build === undefined || source === undefined || target === undefined) throw new Error(`Containerfile: COPY ${rest}`);
+    if (source.startsWith('/out/')) continue;
     const relative = posix.relative(last(build, 'WORKDIR') ?? '/', source);
     const into = target.endsWith('/') && !source.endsWith('/') ? posix.basename(source) : '';
     files[posix.resolve(workingDir, target, into)] = join(ROOT, relative);

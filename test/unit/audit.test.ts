@@ -75,3 +75,32 @@ t.test('docs/cli.md documents audit as it is: its flags, both ways, and its mess
   const forbidden = first?.lines?.find((l) => l.includes('forbidden')) ?? '(none)';
   t.ok(flat.includes(forbidden.slice(forbidden.indexOf(': ') + 2)), 'the forbidden message');
 });
+
+t.test("each snapshot not ready to use is a warning with explain's cause; it changes no exit status", async (t) => {
+  const c = readJson<Case[]>(`${DIR}/cases.json`)[1] as Case;
+  const asked: string[] = [];
+  const cluster: AuditCluster = {
+    ...fakeCluster(c, []),
+    explain: async (namespace, name) => {
+      asked.push(`${namespace}/${name}`);
+      if (name === 'good-2') return undefined; // deleted between the list and the explanation
+      return { ready: false, cause: 'no-default-class', message: 'no class named and no default', chain: [] };
+    },
+  };
+  const { findings, summary } = await auditCluster(cluster, { preventVolumeModeConversion: true });
+  const snapshots = objects.filter((o) => o.kind === 'VolumeSnapshot');
+  t.same(
+    asked,
+    snapshots.map((o) => `apps/${(o.metadata as { name: string }).name}`),
+    'each snapshot is explained once',
+  );
+  const notReady = findings.filter((f) => f.rule === 'not-ready');
+  t.same(
+    notReady.map((f) => `${f.severity} ${f.namespace}/${f.name}: ${f.message}`),
+    [
+      'warning apps/good-1: not ready (no-default-class): no class named and no default',
+      'warning apps/both-sources: not ready (no-default-class): no class named and no default',
+    ],
+  );
+  t.equal(exitStatus(summary), c.exit, 'the exit status is what the rules make it');
+});

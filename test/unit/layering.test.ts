@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['manifests', 'log'],
   ['classes'],
   ['rules'],
-  ['admission', 'policy', 'conversion'],
+  ['admission', 'policy', 'conversion', 'explain'],
   ['config'],
   ['cluster'],
   ['certs'],
