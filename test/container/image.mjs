@@ -325,6 +325,13 @@ async function deniesSecondDefault(port, ca) {
 try {
   standIns();
   check(true, `stand-ins for ${bases().join(' and ')} built on Debian 12`);
+  // No step runs on the target's architecture: the build stage runs on the builder's platform, the last only copies.
+  const containerfile = readFileSync(join(root, 'Containerfile'), 'utf8');
+  const runtimeStage = containerfile.slice(containerfile.lastIndexOf('\nFROM '));
+  check(
+    /^FROM --platform=\$BUILDPLATFORM /m.test(containerfile) && !/^RUN /m.test(runtimeStage),
+    "the build stage runs on the builder's platform and the runtime stage has no RUN: no emulation builds arm64",
+  );
 
   // This machine reaches the npm registry through a proxy whose certificate authority is in its own bundle, not in
   // Debian's: the build stage's RUN steps see the machine's bundle and an npmrc naming it, mounted for the build
