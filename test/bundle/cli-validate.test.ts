@@ -237,7 +237,7 @@ t.test('usage errors: one line, exit 2', async (t) => {
     [['validate', '--nope', 'x'], 'snapshot-webhook: unknown flag --nope; see --help\n'],
     [
       ['frobnicate'],
-      'snapshot-webhook: unknown command "frobnicate"; one of serve, validate, audit, check, review, certs, policy, migrate-storage, help\n',
+      'snapshot-webhook: unknown command "frobnicate"; one of serve, validate, audit, check, explain, review, certs, policy, migrate-storage, help\n',
     ],
     [['serve', '--port=99999'], 'snapshot-webhook: flag (--port): expected a whole number between 0 and 65535, got "99999"\n'],
     [['serve'], 'snapshot-webhook: --tls-cert-file is required (or set SNAPSHOT_WEBHOOK_TLS_CERT_FILE)\n'],
