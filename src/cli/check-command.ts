@@ -1,4 +1,4 @@
-import { flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { flagString, formatHelp, parseFlags, TEXT_OR_JSON_OUTPUT, UsageError, type FlagSpec } from '../config/flags.js';
 import type { CheckCluster } from '../cluster/live-check-api.js';
 import { checkOnce, type CheckResult } from './live-check.js';
 
@@ -10,14 +10,7 @@ export const CHECK_FLAGS: readonly FlagSpec[] = [
     default: '0',
     help: 'try again every 2 s until the rule is live or this long has passed (90s, 2m, 1h30m)',
   },
-  {
-    name: 'output',
-    short: 'o',
-    type: 'string',
-    default: 'text',
-    values: ['text', 'json'],
-    help: 'text for people, json for scripts',
-  },
+  TEXT_OR_JSON_OUTPUT,
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 

@@ -1,18 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { flagString, formatHelp, parseFlags, UsageError, type FlagSpec } from '../config/flags.js';
+import { flagString, formatHelp, parseFlags, TEXT_OR_JSON_OUTPUT, UsageError, type FlagSpec } from '../config/flags.js';
 import { explainSnapshot, type Explanation, type Found, type SnapshotWorld } from '../explain/snapshot-causes.js';
 
 export const EXPLAIN_FLAGS: readonly FlagSpec[] = [
   { name: 'namespace', short: 'n', type: 'string', default: 'default', help: "the snapshot's namespace" },
   { name: 'kubeconfig', type: 'string', help: 'the cluster (default: $KUBECONFIG, else the in-cluster config)' },
-  {
-    name: 'output',
-    short: 'o',
-    type: 'string',
-    default: 'text',
-    values: ['text', 'json'],
-    help: 'text for people, json for scripts',
-  },
+  TEXT_OR_JSON_OUTPUT,
   { name: 'help', type: 'bool', help: 'print this help' },
 ];
 

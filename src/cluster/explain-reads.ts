@@ -1,6 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { SNAPSHOT_API } from '../classes/class-kinds.js';
-import { classFor, classSecret, type Found, type Obj, type ObjEvent, type SnapshotWorld } from '../explain/snapshot-causes.js';
+import {
+  classFor,
+  classSecret,
+  csiDriverOf,
+  sourceOf,
+  type Found,
+  type Obj,
+  type ObjEvent,
+  type SnapshotWorld,
+} from '../explain/snapshot-causes.js';
 import { BOUNDS } from '../limits/bounds.js';
 import { statusOf } from './apiserver-error.js';
 import { kubeRequest } from './kube-http.js';
@@ -55,8 +64,8 @@ export async function readClasses(kc: KubeConfig): Promise<Found<readonly Obj[]>
 export function contentNameOf(snapshot: Obj): string {
   const bound = snapshot.status?.boundVolumeSnapshotContentName;
   if (typeof bound === 'string' && bound !== '') return bound;
-  const source = (snapshot.spec?.source ?? {}) as { volumeSnapshotContentName?: unknown };
-  if (typeof source.volumeSnapshotContentName === 'string') return source.volumeSnapshotContentName;
+  const { volumeSnapshotContentName } = sourceOf(snapshot);
+  if (typeof volumeSnapshotContentName === 'string') return volumeSnapshotContentName;
   return `snapcontent-${snapshot.metadata?.uid ?? ''}`;
 }
 
@@ -66,9 +75,8 @@ async function claimAndVolume(
   namespace: string,
   snapshot: Obj,
 ): Promise<Pick<SnapshotWorld, 'claim' | 'volume'>> {
-  const source = (snapshot.spec?.source ?? {}) as { persistentVolumeClaimName?: unknown };
-  if (typeof source.persistentVolumeClaimName !== 'string') return {};
-  const name = source.persistentVolumeClaimName;
+  const name = sourceOf(snapshot).persistentVolumeClaimName;
+  if (typeof name !== 'string') return {};
   const claim = await get<Obj>(
     kc,
     `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`,
@@ -94,8 +102,7 @@ async function classSecretOf(
 ): Promise<Found<Obj> | undefined> {
   if (!('found' in classes)) return undefined;
   const className = snapshot.spec?.volumeSnapshotClassName;
-  const driver =
-    volume !== undefined && 'found' in volume ? (volume.found.spec?.csi as { driver?: string } | undefined)?.driver : undefined;
+  const driver = volume !== undefined && 'found' in volume ? csiDriverOf(volume.found) : undefined;
   const { klass } = classFor(classes.found, typeof className === 'string' ? className : undefined, driver);
   const ref = klass === undefined ? undefined : classSecret(klass, namespace);
   if (ref === undefined) return undefined;

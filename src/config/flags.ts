@@ -25,6 +25,16 @@ export interface FlagSpec {
   readonly ignored?: true;
 }
 
+/** `-o text|json`, for the commands whose output is for people or for scripts (check, explain). */
+export const TEXT_OR_JSON_OUTPUT: FlagSpec = {
+  name: 'output',
+  short: 'o',
+  type: 'string',
+  default: 'text',
+  values: ['text', 'json'],
+  help: 'text for people, json for scripts',
+};
+
 export type FlagValue = string | number | boolean | readonly string[];
 
 /** A command line that cannot run as given: exit 2 with the message (main.ts recognises it by its class). */

@@ -124,7 +124,7 @@ export function classFor(
   return { klass: defaults.length === 1 ? defaults[0] : undefined, defaults };
 }
 
-/** The last event of `events` with this reason prefix or of a warning type, for the chain. */
+/** The last warning among `events`, for the one line of a snapshot still in progress. */
 function lastWarning(events: readonly ObjEvent[]): ObjEvent | undefined {
   return events.filter((e) => e.type === 'Warning').at(-1);
 }
@@ -150,8 +150,11 @@ class Chain {
 type Step<T> = { readonly done: Explanation } | { readonly next: T };
 
 const spec = (o: Obj): Record<string, unknown> => (o.spec ?? {}) as Record<string, unknown>;
-const sourceOf = (o: Obj): Record<string, unknown> => (spec(o).source ?? {}) as Record<string, unknown>;
-const csiDriverOf = (volume: Obj): string | undefined => str((spec(volume).csi as { driver?: unknown } | undefined)?.driver);
+/** A snapshot's spec.source, or nothing. */
+export const sourceOf = (o: Obj): Record<string, unknown> => (spec(o).source ?? {}) as Record<string, unknown>;
+/** A PersistentVolume's CSI driver; undefined when it is not a CSI volume. */
+export const csiDriverOf = (volume: Obj): string | undefined =>
+  str((spec(volume).csi as { driver?: unknown } | undefined)?.driver);
 const isOf = (value: unknown): string => String(value ?? '<unset>');
 
 /** The claim: it exists, is Bound, and its volume exists and is CSI; the volume's driver. */
