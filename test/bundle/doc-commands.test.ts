@@ -45,6 +45,10 @@ const CHECKS: Record<string, Check> = {
   'docs/cli.md: snapshot-webhook check --wait 2m': {
     runBy: 'test/e2e/check.e2e.ts runs check with --wait against the real apiserver, with each cause and live',
   },
+  'docs/cli.md: snapshot-webhook explain -n apps volumesnapshot/data-snap': {
+    runBy:
+      "test/e2e/explain.e2e.ts runs explain against the real apiserver and snapshot-controller, each cause made for real; test/unit/explain.test.ts checks the page's example output",
+  },
   'docs/cli.md: snapshot-webhook policy --group-snapshots | kubectl apply -f -': {
     runBy: 'test/e2e/policy.e2e.ts applies the same policy (manifests/overlays/policy-only is this output) to 1.36.2',
   },

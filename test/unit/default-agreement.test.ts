@@ -174,7 +174,8 @@ t.test('never admit without the claim: every failure is a 503 that says why', as
       'no answer in time',
       (s) => (s.hang = true),
       true,
-      /cannot get leases in namespace snapshot-webhook: no answer from the apiserver within 3000 ms/,
+      // The wait the read had: what was left of the claim's 3000 ms when it began (under load, a millisecond less).
+      /cannot get leases in namespace snapshot-webhook: no answer from the apiserver within (29\d\d|3000) ms/,
     ],
     ['cache not healthy', () => undefined, false, /the VolumeSnapshotClass cache is not synced with a healthy watch/],
   ];
